@@ -63,74 +63,148 @@ size_t iw_mpa_fpdu_len(const uint8_t *buf, size_t len, uint32_t pos, bool marker
     return iw_mpa_fpdu_wire_len(iw_get_u16(hdr), pos, markers);
 }
 
-/* Encoder cursor: writes logical octets, inserting markers as they fall due. */
+/* Gather cursor: appends logical octets to an iov list, inserting markers
+ * as they fall due. Framing octets are copied into `frame`; ULPDU octets
+ * are referenced where they lie. */
 typedef struct {
-    uint8_t *out;
-    size_t w;       /* wire octets written */
-    uint32_t pos;   /* grid position of out[0] */
+    iw_iovec *iov;
+    int n, max;
+    uint8_t *frame;
+    size_t fused, fcap;
+    size_t w;       /* wire octets laid out so far */
+    uint32_t pos;   /* grid position of the FPDU's first wire octet */
     bool markers;
     size_t hdr_off; /* wire offset of ULPDU_Length */
-} markers_writer;
+    bool err;
+} gather_t;
 
-static void markers_put_due(markers_writer *mw) {
-    while (mw->markers && iw_mpa_marker_gap(mw->pos + (uint32_t)mw->w) == 0) {
+static void gather_piece(gather_t *g, const uint8_t *p, size_t n) {
+    if (!n)
+        return;
+    g->w += n;
+    /* Framing octets written back to back extend the previous piece. */
+    if (g->n && (uint8_t *)g->iov[g->n - 1].base + g->iov[g->n - 1].len == p) {
+        g->iov[g->n - 1].len += n;
+        return;
+    }
+    if (g->n == g->max) {
+        g->err = true;
+        return;
+    }
+    g->iov[g->n].base = (void *)(uintptr_t)p;
+    g->iov[g->n].len = n;
+    g->n++;
+}
+
+static uint8_t *gather_frame(gather_t *g, size_t n) {
+    if (g->fcap - g->fused < n) {
+        g->err = true;
+        return NULL;
+    }
+    uint8_t *p = g->frame + g->fused;
+    g->fused += n;
+    return p;
+}
+
+static void gather_markers_due(gather_t *g) {
+    while (!g->err && g->markers && iw_mpa_marker_gap(g->pos + (uint32_t)g->w) == 0) {
+        uint8_t *m = gather_frame(g, IW_MPA_MARKER_LEN);
+        if (!m)
+            return;
         /* §4.2: FPDUPTR points back to ULPDU_Length; 0 for a marker that
          * precedes the header (it then belongs to this FPDU). */
-        uint16_t ptr = mw->w < mw->hdr_off ? 0 : (uint16_t)(mw->w - mw->hdr_off);
-        iw_put_u16(mw->out + mw->w, 0);
-        iw_put_u16(mw->out + mw->w + 2, ptr);
-        mw->w += IW_MPA_MARKER_LEN;
+        uint16_t ptr = g->w < g->hdr_off ? 0 : (uint16_t)(g->w - g->hdr_off);
+        iw_put_u16(m, 0);
+        iw_put_u16(m + 2, ptr);
+        gather_piece(g, m, IW_MPA_MARKER_LEN);
     }
 }
 
-static void markers_write(markers_writer *mw, const uint8_t *src, size_t n) {
-    while (n) {
-        markers_put_due(mw);
-        size_t run = mw->markers ? iw_mpa_marker_gap(mw->pos + (uint32_t)mw->w) : n;
+/* Append n logical octets from src (referenced) or, with copy, into frame. */
+static void gather_bytes(gather_t *g, const uint8_t *src, size_t n, bool copy) {
+    while (n && !g->err) {
+        gather_markers_due(g);
+        size_t run = g->markers ? iw_mpa_marker_gap(g->pos + (uint32_t)g->w) : n;
         if (run > n)
             run = n;
-        if (src) {
-            memcpy(mw->out + mw->w, src, run);
-            src += run;
-        } else {
-            memset(mw->out + mw->w, 0, run);
+        const uint8_t *p = src;
+        if (copy) {
+            uint8_t *f = gather_frame(g, run);
+            if (!f)
+                return;
+            if (src)
+                memcpy(f, src, run);
+            else
+                memset(f, 0, run);
+            p = f;
         }
-        mw->w += run;
+        gather_piece(g, p, run);
+        if (src)
+            src += run;
         n -= run;
     }
 }
 
-iw_ssize iw_mpa_fpdu_encode(uint8_t *out, size_t outlen, uint32_t pos, unsigned flags,
-                            const uint8_t *hdr, size_t hdrlen, const uint8_t *payload,
-                            size_t paylen) {
+int iw_mpa_fpdu_gather(iw_iovec *iov, int iovmax, uint8_t *frame, size_t framelen, uint32_t pos,
+                       unsigned flags, const uint8_t *hdr, size_t hdrlen, const uint8_t *payload,
+                       size_t paylen, size_t *wire_len) {
     bool markers = (flags & IW_MPA_MARKERS) != 0;
     size_t ulpdu_len = hdrlen + paylen;
     if (ulpdu_len < hdrlen || ulpdu_len > IW_MPA_ULPDU_MAX || (hdrlen && !hdr) ||
-        (paylen && !payload))
+        (paylen && !payload) || iovmax < 0)
         return IW_ERR_INVALID_ARG;
     /* With markers, FPDUs stay 4-aligned to the grid (§4.1, §4.3) and the
      * ULPDU within MULPDU's ceiling so every FPDUPTR fits 16 bits (§4.5). */
     if (markers && ((pos & 3) || ulpdu_len > IW_MPA_MULPDU_MAX))
         return IW_ERR_INVALID_ARG;
-    size_t total = iw_mpa_fpdu_wire_len(ulpdu_len, pos, markers);
-    if (outlen < total)
-        return IW_ERR_NOBUF;
 
-    markers_writer mw = {out, 0, pos, markers, markers_wire_off(pos, 0, markers)};
+    gather_t g = {iov, 0, iovmax, frame, 0, framelen, 0, pos, markers,
+                  markers_wire_off(pos, 0, markers), false};
     uint8_t len_be[IW_MPA_HDR_LEN];
     iw_put_u16(len_be, (uint16_t)ulpdu_len);
-    markers_write(&mw, len_be, sizeof len_be);
-    markers_write(&mw, hdr, hdrlen);
-    markers_write(&mw, payload, paylen);
-    markers_write(&mw, NULL, iw_mpa_pad_len(ulpdu_len)); /* §4.1: PAD is zero */
+    gather_bytes(&g, len_be, sizeof len_be, true);
+    gather_bytes(&g, hdr, hdrlen, false);
+    gather_bytes(&g, payload, paylen, false);
+    gather_bytes(&g, NULL, iw_mpa_pad_len(ulpdu_len), true); /* §4.1: PAD is zero */
     /* §4.4: a marker right after the PAD is covered by the CRC. */
-    markers_put_due(&mw);
+    gather_markers_due(&g);
     uint8_t crc[IW_MPA_CRC_LEN] = {0};
-    if (flags & IW_MPA_CRC)
-        iw_crc32c_put(crc, iw_crc32c(out, mw.w));
-    markers_write(&mw, crc, sizeof crc);
+    if ((flags & IW_MPA_CRC) && !g.err) {
+        uint32_t st = IW_CRC32C_INIT;
+        for (int i = 0; i < g.n; i++)
+            st = iw_crc32c_update(st, g.iov[i].base, g.iov[i].len);
+        iw_crc32c_put(crc, ~st);
+    }
+    gather_bytes(&g, crc, sizeof crc, true);
+    if (g.err)
+        return IW_ERR_NOBUF;
     /* Check the exact advance (ngtcp2 habit). */
-    return mw.w == total ? (iw_ssize)total : IW_ERR_FATAL;
+    if (g.w != iw_mpa_fpdu_wire_len(ulpdu_len, pos, markers))
+        return IW_ERR_FATAL;
+    *wire_len = g.w;
+    return g.n;
+}
+
+iw_ssize iw_mpa_fpdu_encode(uint8_t *out, size_t outlen, uint32_t pos, unsigned flags,
+                            const uint8_t *hdr, size_t hdrlen, const uint8_t *payload,
+                            size_t paylen) {
+    size_t ulpdu_len = hdrlen + paylen;
+    if (ulpdu_len >= hdrlen && ulpdu_len <= IW_MPA_ULPDU_MAX &&
+        outlen < iw_mpa_fpdu_wire_len(ulpdu_len, pos, (flags & IW_MPA_MARKERS) != 0))
+        return IW_ERR_NOBUF;
+    iw_iovec iov[IW_MPA_GATHER_IOV_MAX];
+    uint8_t frame[IW_MPA_GATHER_FRAME_MAX];
+    size_t total;
+    int n = iw_mpa_fpdu_gather(iov, IW_MPA_GATHER_IOV_MAX, frame, sizeof frame, pos, flags, hdr,
+                               hdrlen, payload, paylen, &total);
+    if (n < 0)
+        return n;
+    size_t w = 0;
+    for (int i = 0; i < n; i++) {
+        memcpy(out + w, iov[i].base, iov[i].len);
+        w += iov[i].len;
+    }
+    return (iw_ssize)total;
 }
 
 /* Check every marker inside the FPDU's wire span (§4.2, §8 code 3). */

@@ -21,7 +21,8 @@ extern "C" {
 #endif
 
 /* X(NAME, layer, etype, code, "RFC section", "registry name")
- * Registry names are RFC 6580 §3.1-3.3 (codes 5-7 of MPA: RFC 6581 §8).
+ * Registry names are RFC 6580 §3.1-3.3 (codes 5-7 of MPA: RFC 6581 §8,
+ * named as IANA registered them in RFC 6581 §11).
  * Where the registry gives "ALL" codes we use code 0x00. */
 #define IW_TERM_LIST(X)                                                                            \
     X(RDMAP_LOCAL_CATASTROPHIC, 0x0, 0x0, 0x00, "RFC 5040 §4.8", "Local Catastrophic Error")       \
@@ -80,7 +81,8 @@ extern "C" {
       "MPA Error / MPA Marker and ULPDU Length field mismatch")                                     \
     X(LLP_MPA_INVALID_RR, 0x2, 0x0, 0x04, "RFC 5044 §8",                                           \
       "MPA Error / Invalid MPA Request Frame or MPA Response Frame")                                            \
-    X(LLP_MPA_LOCAL_CATASTROPHIC, 0x2, 0x0, 0x05, "RFC 6581 §8", "MPA Error / Local catastrophic") \
+    X(LLP_MPA_LOCAL_CATASTROPHIC, 0x2, 0x0, 0x05, "RFC 6581 §8",                                   \
+      "MPA Error / Local catastrophic error")                                                      \
     X(LLP_MPA_INSUFFICIENT_IRD, 0x2, 0x0, 0x06, "RFC 6581 §8",                                     \
       "MPA Error / Insufficient IRD resources")                                                    \
     X(LLP_MPA_NO_MATCHING_RTR, 0x2, 0x0, 0x07, "RFC 6581 §8", "MPA Error / No matching RTR option")
@@ -117,6 +119,9 @@ bool iw_term_is_registered(uint16_t triple);
     X(MPA_TIMEOUT, "RFC 5044 §7.1.2", "no MPA Request or Reply within the startup timeout")        \
     X(MPA_REJECTED, "RFC 5044 §7.1.2", "MPA Reply has R=1: MPA exits and leaves the TCP stream to the ULP") \
     X(FRAMING_LOST, "RFC 5044 §6", "FPDU framing lost: no FPDU with a valid CRC locates the next one") \
+    X(TERMINATED, "RFC 5040 §6.2.1", "RDMAP stream terminated: a Terminate was sent or received") \
+    X(LLP_CLOSED, "RFC 5044 §8", "the TCP stream ended (FIN, reset or failure)")                    \
+    X(ULP_CLOSE, "RFC 5040 §6.2", "orderly close requested by the ULP")                           \
     X(ULPDU_TOO_LONG, "RFC 5044 §4.5", "ULPDU_Length exceeds the largest ULPDU this receiver accepts")
 
 typedef enum iw_close_reason {

@@ -131,6 +131,20 @@ iw_ssize iw_mpa_fpdu_encode(uint8_t *out, size_t outlen, uint32_t pos, unsigned 
                             const uint8_t *hdr, size_t hdrlen, const uint8_t *payload,
                             size_t paylen);
 
+/* The same FPDU as a gather list, without copying the ULPDU: iov pieces
+ * point at hdr/payload, and the framing octets (ULPDU_Length, markers, PAD,
+ * CRC) are written into `frame`. A sender writev()s the list. Returns the
+ * number of iov entries used; *wire_len gets the FPDU's length. Errors as
+ * iw_mpa_fpdu_encode, plus IW_ERR_NOBUF when iov or frame are too small
+ * (IW_MPA_GATHER_FRAME_MAX octets and 2 * markers + 6 entries suffice). */
+#define IW_MPA_GATHER_FRAME_MAX                                                                    \
+    (IW_MPA_HDR_LEN + 3 + IW_MPA_CRC_LEN +                                                         \
+     IW_MPA_MARKER_LEN * ((IW_MPA_FPDU_WIRE_MAX / IW_MPA_MARKER_INTERVAL) + 2))
+#define IW_MPA_GATHER_IOV_MAX (2 * (IW_MPA_FPDU_WIRE_MAX / IW_MPA_MARKER_INTERVAL + 2) + 6)
+int iw_mpa_fpdu_gather(iw_iovec *iov, int iovmax, uint8_t *frame, size_t framelen, uint32_t pos,
+                       unsigned flags, const uint8_t *hdr, size_t hdrlen, const uint8_t *payload,
+                       size_t paylen, size_t *wire_len);
+
 typedef enum iw_crc_status {
     IW_CRC_UNCHECKED = 0, /* CRCs not in use: the field "MUST be considered valid" */
     IW_CRC_GOOD,

@@ -10,6 +10,12 @@
  * Defined once, up front, so no API ever needs a "...2" twin for ssize_t. */
 typedef ptrdiff_t iw_ssize;
 
+/* One piece of a gather/scatter list (layout of struct iovec). */
+typedef struct iw_iovec {
+    void *base;
+    size_t len;
+} iw_iovec;
+
 /* Caller-supplied time in nanoseconds; the library never reads a clock. */
 typedef uint64_t iw_tstamp;
 

@@ -1,0 +1,187 @@
+/* iw_conn internals shared by iw_conn.c (lifecycle, MPA startup, work
+ * requests), iw_tx.c (transmit) and iw_rx.c (receive and placement). */
+#ifndef IW_CONN_INT_H
+#define IW_CONN_INT_H
+
+#include <iwarp/engine.h>
+
+#include "iw_place.h"
+
+/* A growable FIFO of fixed-size items (ring buffer). */
+typedef struct iw_ring {
+    uint8_t *items;
+    uint32_t item_size, cap, head, count;
+} iw_ring;
+
+void *iw_ring_at(const iw_ring *r, uint32_t i); /* i-th from the head */
+void *iw_ring_push(iw_ring *r, const iw_mem *mem); /* NULL: no memory */
+void iw_ring_pop(iw_ring *r);
+void iw_ring_free(iw_ring *r, const iw_mem *mem);
+
+/* An outbound message (RFC 5040 §5): what to put in its DDP/RDMAP headers
+ * and where its payload lies. Segmented into FPDUs by iw_tx.c. */
+typedef struct tx_msg {
+    iw_rdmap_msg m;       /* opcode, ddp (tagged/stag/to or qn/msn), u */
+    const uint8_t *data;  /* payload, referenced until the message is sent */
+    uint32_t len;
+    uint32_t off;         /* payload octets already framed */
+    bool framed_all;      /* the last FPDU is framed */
+    iw_event_type done;   /* completion to raise when sent (0: none) */
+    bool rtr;             /* RFC 6581 RTR: internal, its ORD entry already queued */
+    uint64_t wr_id;
+} tx_msg;
+
+/* An outstanding Read or Atomic Request we sent (the ORD queue). */
+typedef struct ord_ent {
+    bool atomic;
+    bool rtr;             /* zero-length RTR Read: internal, no completion */
+    uint64_t wr_id;
+    uint32_t sink_stag;
+    uint64_t sink_to;
+    uint32_t size;
+    uint32_t got;         /* Read Response octets received */
+    uint32_t req_id;      /* atomic */
+} ord_ent;
+
+/* A posted QN 0 receive buffer. */
+typedef struct rq_ent {
+    uint64_t wr_id;
+    uint8_t *buf;
+    uint32_t len;
+    bool done;            /* its last segment arrived */
+    uint32_t msg_len;
+    bool solicited, has_inv, has_imm;
+    uint32_t inv_stag;
+    uint8_t imm[IW_RDMAP_IMM_LEN];
+} rq_ent;
+
+/* Receive states, named for what they wait on. */
+typedef enum rx_state {
+    RX_MPA = 1,  /* the peer's MPA Request/Reply */
+    RX_HDR,      /* ULPDU_Length and the DDP/RDMAP header */
+    RX_PAYLOAD,  /* payload, straight to its target */
+    RX_PAD,
+    RX_CRC,
+    RX_DRAIN,    /* after a Terminate: octets are counted and dropped */
+    RX_IDLE      /* startup not begun, or closed */
+} rx_state;
+
+#define RX_HDR_MAX 128     /* largest header we gather; bigger control messages are "too long" */
+#define RX_PIECES 64
+#define RX_SCRATCH 65536
+
+typedef struct rx_piece {
+    uint8_t *base;
+    size_t len;
+    uint8_t kind; /* RXP_DATA, RXP_MARKER */
+} rx_piece;
+
+typedef struct tx_piece_list {
+    iw_iovec iov[IW_MPA_GATHER_IOV_MAX];
+    int n, idx;
+    size_t off;  /* into iov[idx] */
+    uint8_t frame[IW_MPA_GATHER_FRAME_MAX];
+    uint8_t hdr[IW_DDP_UNTAGGED_HDR_LEN + IW_RDMAP_ATOMIC_REQ_LEN + 64];
+    bool active;
+    bool last_of_msg; /* completes the message at tx_msgs' head */
+    int src;          /* TXQ_* it came from */
+} tx_piece_list;
+
+enum { TXQ_NONE = 0, TXQ_CTRL, TXQ_RESP, TXQ_SQ };
+
+struct iw_conn {
+    iw_rnic *rnic;
+    iw_mem mem;
+    uint32_t pd;
+    iw_conn_settings set;
+    iw_callbacks cb;
+    void *user;
+    iw_conn_state state;
+    iw_conn_info info;
+    iw_conn_stats stats;
+    iw_tstamp deadline;   /* MPA startup timeout */
+    uint8_t pd_copy[IW_MPA_PD_MAX];
+
+    /* MPA */
+    uint8_t mpa_out[IW_MPA_RR_HDR_LEN + IW_MPA_PD_MAX];
+    size_t mpa_out_len, mpa_out_off;
+    bool closing;         /* ULP asked to close: after the send queue drains */
+    bool closed_reported;
+
+    /* receive */
+    rx_state rx;
+    uint32_t rx_pos;      /* grid position of the next wire octet */
+    bool rx_markers, rx_crc;
+    uint32_t rx_crc_state;
+    uint8_t mpa_in[IW_MPA_RR_HDR_LEN + IW_MPA_PD_MAX];
+    size_t mpa_in_len;
+    uint8_t hdr[RX_HDR_MAX + 2];
+    size_t hdr_got, hdr_need;
+    bool len_known, want_known; /* RX_HDR progress: ULPDU_Length read; header size known */
+    uint16_t ulpdu_len;
+    uint32_t fpdu_hdr_pos; /* grid position of ULPDU_Length */
+    bool fpdu_started;
+    uint8_t marker[4];
+    size_t marker_got;
+    bool marker_bad;
+    uint8_t trailer[8];
+    size_t pad_got, crc_got;
+    uint8_t *pay_dst;     /* payload target (NULL: drain) */
+    size_t pay_left;
+    bool pay_is_scratch;
+    uint32_t pay_done;    /* payload octets of this segment received */
+    iw_rdmap_msg rmsg;    /* decoded header of the FPDU in progress */
+    bool err_pending;     /* a check failed; Terminate after the CRC verdict */
+    uint16_t err_term;
+    const char *err_rfc;
+    bool err_rreq;        /* include the Read Request header */
+    uint32_t first_fpdu_seen;
+    rx_piece pieces[RX_PIECES];
+    int n_pieces;
+    uint8_t *scratch;     /* drain target */
+
+    /* QN 0 receive queue: buffers for MSNs [rq_msn, rq_msn + count) */
+    iw_ring rq;
+    uint32_t rq_msn;
+    bool rtr_send_pending; /* responder: the RTR Send uses MSN 1 without a buffer */
+    bool rtr_pending_rx;   /* responder p2p: first FPDU must be the RTR */
+    /* QN 1 (Read/Atomic Requests), QN 2 (Terminate), QN 3 (Atomic Response) */
+    uint32_t qn1_msn, qn2_msn, qn3_msn;
+    /* our outstanding Read/Atomic Requests (ORD) */
+    iw_ring ord;
+    /* peer's outstanding requests we must answer (IRD): queued responses */
+    iw_ring resp;
+    uint32_t resp_inflight; /* responses not yet fully sent */
+
+    /* transmit */
+    iw_ring sq;           /* tx_msg from post_send, in order */
+    iw_ring ctrl;         /* tx_msg: RTR, Terminate */
+    tx_piece_list tx;
+    uint32_t tx_pos;      /* grid position of the next outbound octet */
+    bool tx_markers, tx_crc;
+    bool tx_allowed;      /* responder: not before the first valid FPDU (RFC 5044 §7.1.2 rule 4) */
+    bool term_queued;     /* after a Terminate nothing else goes out (RFC 5040 §5.4) */
+    bool term_sent_reported;
+    uint32_t tx_msn_send, tx_msn_read, tx_msn_term, tx_msn_atomic_resp;
+    uint32_t ord_outstanding;
+    iw_term_info term_out;
+    const char *term_rfc;
+};
+
+/* iw_conn.c */
+int iw_conn_emit(iw_conn *c, iw_event *ev);
+int iw_conn_fail_terminate(iw_conn *c, uint16_t triple, const char *rfc, const uint8_t *ddp_hdr,
+                           size_t ddp_len, uint16_t seg_len, const uint8_t *rreq, bool with_hdr);
+int iw_conn_close_with(iw_conn *c, iw_close_reason why);
+int iw_conn_mpa_rx(iw_conn *c); /* a complete MPA frame is in mpa_in */
+void iw_conn_flush(iw_conn *c, iw_wc_status st);
+
+/* iw_tx.c */
+void iw_tx_init(iw_conn *c);
+bool iw_tx_pending(const iw_conn *c);
+int iw_tx_build(iw_conn *c); /* prepare the next FPDU / frame if idle */
+
+/* iw_rx.c */
+void iw_rx_start_fpdus(iw_conn *c);
+
+#endif

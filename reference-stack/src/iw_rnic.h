@@ -1,0 +1,44 @@
+/* RNIC internals shared by the STag table (iw_rnic.c), the placement
+ * checks (iw_place.c) and connections. */
+#ifndef IW_RNIC_H
+#define IW_RNIC_H
+
+#include <iwarp/engine.h>
+
+typedef enum { MR_FREE = 0, MR_VALID, MR_INVALID } iw_mr_state;
+
+typedef struct iw_mr {
+    iw_mr_state state;
+    uint8_t key;      /* low 8 bits of the STag; bumped on every reuse */
+    uint32_t pd;
+    uint8_t *addr;
+    uint64_t len;
+    uint64_t base_to;
+    unsigned access;
+} iw_mr;
+
+typedef struct iw_pd_ent {
+    bool used;
+    uint32_t refs; /* regions + connections */
+} iw_pd_ent;
+
+struct iw_rnic {
+    iw_mem mem;
+    iw_mr *mrs;        /* index = STag >> 8 */
+    uint32_t n_mrs;
+    iw_pd_ent *pds;
+    uint32_t n_pds;
+};
+
+#define IW_STAG_INDEX(stag) ((stag) >> 8)
+#define IW_STAG_KEY(stag) ((uint8_t)(stag))
+
+/* The region an STag names, or NULL if the index is free or the key stale.
+ * Invalidated regions are returned (state MR_INVALID) so callers can tell
+ * "invalid" apart from "unknown" where the RFC does. */
+iw_mr *iw_rnic_mr(const iw_rnic *rnic, uint32_t stag);
+
+int iw_rnic_pd_ref(iw_rnic *rnic, uint32_t pd);
+void iw_rnic_pd_unref(iw_rnic *rnic, uint32_t pd);
+
+#endif

@@ -1,0 +1,649 @@
+/* Receive: MPA startup frames, then FPDUs taken apart in place.
+ *
+ * Each state names what the next octets are for (RX_HDR, RX_PAYLOAD, RX_PAD,
+ * RX_CRC). rx_iov describes where they land: header octets in the
+ * connection, payload at its final address (the region an STag/TO names, or
+ * the posted buffer a QN/MSN/MO names), markers in a 4-octet slot. The CRC
+ * is computed over the octets where they landed. A segment that fails a
+ * check is drained instead of placed, and its Terminate is raised only once
+ * its CRC has been judged, because RFC 5044 §6 makes the CRC the first
+ * verdict on an FPDU. Placement is cut-through: payload that passed the
+ * checks lands before the CRC arrives (as siw and hardware RNICs do); a bad
+ * CRC then terminates the stream before that message can complete, so the
+ * ULP never sees it (RFC 5041 §5.3: placement is not delivery). */
+#include <string.h>
+
+#include <iwarp/crc32c.h>
+
+#include "iw_conn_int.h"
+#include "iw_wire.h"
+
+enum { RXP_DATA = 1, RXP_MARKER };
+
+void iw_rx_start_fpdus(iw_conn *c) {
+    /* RFC 5044 §4.3: the marker grid starts at Full Operation's first octet. */
+    c->rx_pos = 0;
+    c->rx = RX_HDR;
+    c->hdr_got = 0;
+    c->hdr_need = IW_MPA_HDR_LEN;
+    c->rx_crc_state = IW_CRC32C_INIT;
+    c->fpdu_started = false;
+    c->marker_got = 0;
+    c->len_known = c->want_known = false;
+}
+
+static void rx_next_fpdu(iw_conn *c) {
+    c->rx = RX_HDR;
+    c->hdr_got = 0;
+    c->hdr_need = IW_MPA_HDR_LEN;
+    c->rx_crc_state = IW_CRC32C_INIT;
+    c->fpdu_started = false;
+    c->marker_bad = false;
+    c->err_pending = false;
+    c->err_rreq = false;
+    c->pad_got = c->crc_got = 0;
+    c->pay_done = 0;
+    c->len_known = c->want_known = false;
+}
+
+/* Where the octets of the current state go, and how many are still due. */
+static uint8_t *rx_target(iw_conn *c, size_t *left, bool *payload) {
+    *payload = false;
+    switch (c->rx) {
+    case RX_MPA: {
+        size_t need = c->mpa_in_len < IW_MPA_RR_HDR_LEN
+                          ? IW_MPA_RR_HDR_LEN
+                          : IW_MPA_RR_HDR_LEN + (size_t)iw_get_u16(c->mpa_in + 18);
+        if (need > sizeof c->mpa_in)
+            need = sizeof c->mpa_in; /* PD_Length > 512 is judged at 20 octets */
+        *left = need - c->mpa_in_len;
+        return c->mpa_in + c->mpa_in_len;
+    }
+    case RX_HDR:
+        *left = c->hdr_need - c->hdr_got;
+        return c->hdr + c->hdr_got;
+    case RX_PAYLOAD:
+        if (c->pay_dst) {
+            *payload = true;
+            *left = c->pay_left;
+            return c->pay_dst + c->pay_done;
+        }
+        *left = c->pay_left < RX_SCRATCH ? c->pay_left : RX_SCRATCH;
+        return c->scratch;
+    case RX_PAD:
+        *left = iw_mpa_pad_len(c->ulpdu_len) - c->pad_got;
+        return c->trailer + c->pad_got;
+    case RX_CRC:
+        *left = IW_MPA_CRC_LEN - c->crc_got;
+        return c->trailer + 4 + c->crc_got;
+    case RX_DRAIN:
+        *left = RX_SCRATCH;
+        return c->scratch;
+    default:
+        *left = 0;
+        return NULL;
+    }
+}
+
+static bool rx_in_fpdu(const iw_conn *c) {
+    return c->rx == RX_HDR || c->rx == RX_PAYLOAD || c->rx == RX_PAD || c->rx == RX_CRC;
+}
+
+int iw_conn_rx_iov(iw_conn *c, iw_iovec *iov, int max) {
+    size_t left;
+    bool payload;
+    uint8_t *t = rx_target(c, &left, &payload);
+    int n = 0;
+    c->n_pieces = 0;
+    if (!t)
+        return 0;
+    bool markers = c->rx_markers && rx_in_fpdu(c);
+    uint32_t pos = c->rx_pos;
+    if (max > RX_PIECES)
+        max = RX_PIECES;
+    while (n < max) {
+        if (markers && (c->marker_got || iw_mpa_marker_gap(pos) == 0)) {
+            size_t k = IW_MPA_MARKER_LEN - c->marker_got;
+            c->pieces[n] = (rx_piece){c->marker + c->marker_got, k, RXP_MARKER};
+            pos += (uint32_t)k;
+            n++;
+            /* Only one marker slot: stop here if a second one would follow. */
+            if (left == 0 || iw_mpa_marker_gap(pos) == 0)
+                break;
+            continue;
+        }
+        if (left == 0)
+            break;
+        size_t run = markers ? iw_mpa_marker_gap(pos) : left;
+        if (run > left)
+            run = left;
+        c->pieces[n] = (rx_piece){t, run, RXP_DATA};
+        t += run;
+        left -= run;
+        pos += (uint32_t)run;
+        n++;
+        if (left == 0)
+            break; /* the next state's target is not known yet */
+        if (n < max && markers && iw_mpa_marker_gap(pos) == 0 && n + 1 < max) {
+            /* a marker, then more of the same target: fine, but the slot
+             * is single, so the data after it waits for the next call */
+            c->pieces[n] = (rx_piece){c->marker, IW_MPA_MARKER_LEN, RXP_MARKER};
+            n++;
+            break;
+        }
+    }
+    c->n_pieces = n;
+    for (int i = 0; i < n; i++) {
+        iov[i].base = c->pieces[i].base;
+        iov[i].len = c->pieces[i].len;
+    }
+    (void)payload;
+    return n;
+}
+
+/* ---- header: decode and validate (RFC 5041 §7.1, RFC 5040 §7.2) ---- */
+
+static void rx_fail(iw_conn *c, uint16_t term, const char *rfc) {
+    if (c->err_pending)
+        return;
+    c->err_pending = true;
+    c->err_term = term;
+    c->err_rfc = rfc;
+}
+
+/* How much of the ULPDU to gather as header: the DDP header, plus, for the
+ * untagged control messages, the whole (small) message. */
+static size_t rx_hdr_want(const iw_conn *c) {
+    const uint8_t *seg = c->hdr + IW_MPA_HDR_LEN;
+    if (c->ulpdu_len < 2)
+        return c->ulpdu_len;
+    if (seg[0] & IW_DDP_CTRL_T)
+        return c->ulpdu_len < IW_DDP_TAGGED_HDR_LEN ? c->ulpdu_len : IW_DDP_TAGGED_HDR_LEN;
+    unsigned op = seg[1] & IW_RDMAP_CTRL_OPCODE;
+    size_t want = IW_DDP_UNTAGGED_HDR_LEN;
+    if (op != IW_OP_SEND && op != IW_OP_SEND_INV && op != IW_OP_SEND_SE && op != IW_OP_SEND_SE_INV)
+        want = RX_HDR_MAX;
+    return c->ulpdu_len < want ? c->ulpdu_len : want;
+}
+
+static rq_ent *rx_rq_entry(iw_conn *c, uint32_t msn) {
+    return iw_ring_at(&c->rq, msn - c->rq_msn);
+}
+
+static void rx_set_payload(iw_conn *c, uint8_t *dst, size_t len) {
+    c->pay_dst = dst;
+    c->pay_left = len;
+    c->pay_done = 0;
+}
+
+static void rx_check_untagged_qn0(iw_conn *c, const iw_rdmap_msg *m, size_t pay) {
+    /* RFC 6581 §9: a p2p responder's first FPDU may be the zero-length
+     * Send RTR; it uses MSN 1 but no ULP buffer. */
+    if (c->rtr_pending_rx && (c->info.rtr & IW_RTR_SEND) && m->opcode == IW_OP_SEND &&
+        pay == 0 && m->ddp.msn == c->rq_msn && m->ddp.mo == 0 && m->ddp.last) {
+        c->rtr_send_pending = true;
+        return;
+    }
+    iw_place p = iw_place_untagged_msn(m->ddp.msn, c->rq_msn, c->rq.count);
+    if (!p.ok)
+        return rx_fail(c, p.term, p.rfc);
+    rq_ent *r = rx_rq_entry(c, m->ddp.msn);
+    if (r->done) /* its last segment came already */
+        return rx_fail(c, IW_TERM_DDP_UT_MSN_RANGE, "RFC 5041 §7.1");
+    p = iw_place_untagged_mo(r->buf, r->len, m->ddp.mo, (uint32_t)pay);
+    if (!p.ok)
+        return rx_fail(c, p.term, p.rfc);
+    if (m->opcode == IW_OP_SEND_INV || m->opcode == IW_OP_SEND_SE_INV) {
+        iw_place q = iw_place_invalidate(c->rnic, c->pd, m->ddp.rsvd_ulp2);
+        if (!q.ok)
+            return rx_fail(c, q.term, q.rfc);
+    }
+    rx_set_payload(c, p.dst, pay);
+}
+
+static void rx_check_qn1(iw_conn *c, const iw_rdmap_msg *m) {
+    /* Read and Atomic Requests share QN 1 and the IRD (RFC 7306 §4). */
+    if (m->ddp.msn != c->qn1_msn)
+        return rx_fail(c, IW_TERM_DDP_UT_MSN_RANGE, "RFC 5041 §7.1");
+    /* RFC 5040 §6.1, RFC 5042 §6.4.3.3: no more than IRD outstanding; the
+     * QN 1 buffer for this MSN does not exist: (2) "no buffer". */
+    if (c->resp.count >= c->info.ird)
+        return rx_fail(c, IW_TERM_DDP_UT_NO_BUFFER, "RFC 5040 §6.1; RFC 5041 §7.1");
+}
+
+static void rx_header(iw_conn *c) {
+    const uint8_t *seg = c->hdr + IW_MPA_HDR_LEN;
+    size_t seglen = c->hdr_got - IW_MPA_HDR_LEN;
+    size_t pay = c->ulpdu_len - seglen; /* octets after what we gathered */
+    iw_verdict v;
+    iw_rdmap_msg *m = &c->rmsg;
+    rx_set_payload(c, NULL, pay); /* drain unless a check below places it */
+    if (iw_rdmap_decode(m, seg, seglen, &v) < 0)
+        return rx_fail(c, v.term, v.rfc);
+    bool fixed = m->opcode == IW_OP_READ_REQ || m->opcode == IW_OP_ATOMIC_REQ ||
+                 m->opcode == IW_OP_ATOMIC_RESP || m->opcode == IW_OP_IMM ||
+                 m->opcode == IW_OP_IMM_SE;
+    /* We take control messages whole: one segment (RFC 5041 §5.2 allows
+     * splitting them, but no MULPDU >= 128 ever needs to). */
+    if (fixed && !m->has_hdr)
+        return rx_fail(c, IW_TERM_RDMAP_OP_UNSPECIFIED, "RFC 5040 §4.4; RFC 7306 §5");
+    switch (m->opcode) {
+    case IW_OP_WRITE: {
+        iw_place p = iw_place_tagged(c->rnic, c->pd, m->ddp.stag, m->ddp.to, pay,
+                                     IW_ACCESS_REMOTE_WRITE);
+        if (!p.ok)
+            return rx_fail(c, p.term, p.rfc);
+        rx_set_payload(c, p.dst, pay);
+        return;
+    }
+    case IW_OP_READ_RESP: {
+        /* A Read Response answers our oldest outstanding Read (RFC 5040
+         * §5.2.1 item 20) and may only land in the sink it named. */
+        ord_ent *o = c->ord.count ? iw_ring_at(&c->ord, 0) : NULL;
+        if (!o || o->atomic)
+            return rx_fail(c, IW_TERM_RDMAP_UNEXPECTED_OPCODE, "RFC 5040 §5.2, §7.2");
+        if (pay) {
+            if (m->ddp.stag != o->sink_stag)
+                return rx_fail(c, IW_TERM_DDP_T_INVALID_STAG, "RFC 5041 §7.1; RFC 5040 §5.2");
+            uint64_t off = m->ddp.to - o->sink_to;
+            if (m->ddp.to < o->sink_to || off > o->size || pay > o->size - off)
+                return rx_fail(c, IW_TERM_DDP_T_BASE_BOUNDS, "RFC 5041 §7.1; RFC 5040 §5.2");
+        }
+        iw_place p = iw_place_tagged(c->rnic, c->pd, m->ddp.stag, m->ddp.to, pay,
+                                     IW_ACCESS_LOCAL_WRITE);
+        if (!p.ok)
+            return rx_fail(c, p.term, p.rfc);
+        rx_set_payload(c, p.dst, pay);
+        return;
+    }
+    case IW_OP_SEND:
+    case IW_OP_SEND_INV:
+    case IW_OP_SEND_SE:
+    case IW_OP_SEND_SE_INV:
+    case IW_OP_IMM:
+    case IW_OP_IMM_SE:
+        return rx_check_untagged_qn0(c, m, pay);
+    case IW_OP_READ_REQ:
+    case IW_OP_ATOMIC_REQ:
+        return rx_check_qn1(c, m);
+    case IW_OP_ATOMIC_RESP: {
+        ord_ent *o = c->ord.count ? iw_ring_at(&c->ord, 0) : NULL;
+        if (m->ddp.msn != c->qn3_msn)
+            return rx_fail(c, IW_TERM_DDP_UT_MSN_RANGE, "RFC 5041 §7.1");
+        if (!o || !o->atomic)
+            return rx_fail(c, IW_TERM_RDMAP_UNEXPECTED_OPCODE, "RFC 7306 §5");
+        return;
+    }
+    case IW_OP_TERMINATE:
+        if (m->ddp.msn != c->qn2_msn)
+            return rx_fail(c, IW_TERM_DDP_UT_MSN_RANGE, "RFC 5041 §7.1");
+        return;
+    default:
+        return rx_fail(c, IW_TERM_RDMAP_UNEXPECTED_OPCODE, "RFC 5040 §7.2");
+    }
+}
+
+/* ---- completion of an FPDU whose CRC held ---- */
+
+/* RFC 7306 §5.2.1: each set Add Mask bit ends a field; its carry is dropped. */
+static uint64_t rx_masked_add(uint64_t a, uint64_t b, uint64_t mask) {
+    uint64_t r = 0, carry = 0;
+    for (int i = 0; i < 64; i++) {
+        uint64_t x = a >> i & 1, y = b >> i & 1;
+        r |= (x ^ y ^ carry) << i;
+        carry = (x & y) | (x & carry) | (y & carry);
+        if (mask >> i & 1)
+            carry = 0;
+    }
+    return r;
+}
+
+static int rx_deliver_recvs(iw_conn *c) {
+    /* RFC 5041 §5.4: delivery in MSN order, once the message is complete. */
+    while (c->rq.count) {
+        rq_ent *r = iw_ring_at(&c->rq, 0);
+        if (!r->done)
+            break;
+        iw_event ev = {.type = IW_EV_RECV, .wr_id = r->wr_id, .len = r->msg_len,
+                       .msn = c->rq_msn, .solicited = r->solicited, .has_inv = r->has_inv,
+                       .inv_stag = r->inv_stag, .has_imm = r->has_imm};
+        memcpy(ev.imm, r->imm, sizeof ev.imm);
+        iw_ring_pop(&c->rq);
+        c->rq_msn++;
+        int rc = iw_conn_emit(c, &ev);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int rx_complete_send(iw_conn *c, const iw_rdmap_msg *m, size_t pay) {
+    if (c->rtr_send_pending) {
+        c->rtr_send_pending = false;
+        c->rq_msn++;
+        return 0;
+    }
+    if (!m->ddp.last)
+        return 0;
+    rq_ent *r = rx_rq_entry(c, m->ddp.msn);
+    r->done = true;
+    r->msg_len = m->ddp.mo + (uint32_t)pay; /* RFC 5041 §5.4 */
+    r->solicited = m->opcode == IW_OP_SEND_SE || m->opcode == IW_OP_SEND_SE_INV ||
+                   m->opcode == IW_OP_IMM_SE;
+    if (m->opcode == IW_OP_IMM || m->opcode == IW_OP_IMM_SE) {
+        r->has_imm = true;
+        memcpy(r->imm, m->u.imm, IW_RDMAP_IMM_LEN);
+    }
+    if (m->opcode == IW_OP_SEND_INV || m->opcode == IW_OP_SEND_SE_INV) {
+        /* RFC 5040 §5.3: invalidate before the Send is delivered. */
+        iw_mr *mr = iw_rnic_mr(c->rnic, m->ddp.rsvd_ulp2);
+        if (mr)
+            mr->state = MR_INVALID;
+        r->has_inv = true;
+        r->inv_stag = m->ddp.rsvd_ulp2;
+    }
+    return rx_deliver_recvs(c);
+}
+
+static int rx_complete_read_req(iw_conn *c, const iw_rdmap_msg *m, const uint8_t *seg) {
+    const iw_rdmap_read_req *rr = &m->u.read_req;
+    /* RFC 5040 §5.2.1: validated once delivered; size 0 is not validated. */
+    iw_place p = iw_place_read_src(c->rnic, c->pd, rr->src_stag, rr->src_to, rr->read_size);
+    if (!p.ok)
+        return iw_conn_fail_terminate(c, p.term, p.rfc, seg, IW_DDP_UNTAGGED_HDR_LEN,
+                                      c->ulpdu_len, seg + IW_DDP_UNTAGGED_HDR_LEN, true);
+    c->qn1_msn++;
+    tx_msg *t = iw_ring_push(&c->resp, &c->mem);
+    if (!t)
+        return IW_ERR_NOMEM;
+    t->m.opcode = IW_OP_READ_RESP;
+    t->m.rv = IW_RDMAP_VERSION;
+    t->m.ddp.dv = IW_DDP_VERSION;
+    t->m.ddp.tagged = true;
+    t->m.ddp.stag = rr->sink_stag; /* copied without interpretation (§4.4) */
+    t->m.ddp.to = rr->sink_to;
+    t->data = p.dst;
+    t->len = rr->read_size;
+    return 0;
+}
+
+static int rx_complete_atomic_req(iw_conn *c, const iw_rdmap_msg *m, const uint8_t *seg) {
+    const iw_rdmap_atomic_req *a = &m->u.atomic_req;
+    iw_place p = iw_place_atomic(c->rnic, c->pd, a->stag, a->to);
+    if (!p.ok) /* RFC 7306 §8.1: DDP header, no RDMA header */
+        return iw_conn_fail_terminate(c, p.term, p.rfc, seg, IW_DDP_UNTAGGED_HDR_LEN,
+                                      c->ulpdu_len, NULL, true);
+    uint64_t orig;
+    memcpy(&orig, p.dst, 8); /* the target holds a host-order 64-bit value */
+    uint64_t val = orig;
+    if (a->aopcode == IW_ATOMIC_FETCH_ADD)
+        val = rx_masked_add(orig, a->add_swap, a->add_swap_mask);
+    else if (!((a->compare ^ orig) & a->compare_mask))
+        val = (orig & ~a->add_swap_mask) | (a->add_swap & a->add_swap_mask);
+    memcpy(p.dst, &val, 8);
+    c->qn1_msn++;
+    tx_msg *t = iw_ring_push(&c->resp, &c->mem);
+    if (!t)
+        return IW_ERR_NOMEM;
+    t->m.opcode = IW_OP_ATOMIC_RESP;
+    t->m.rv = IW_RDMAP_VERSION;
+    t->m.ddp.dv = IW_DDP_VERSION;
+    t->m.ddp.last = true;
+    t->m.ddp.qn = IW_QN_ATOMIC_RESP;
+    t->m.ddp.msn = c->tx_msn_atomic_resp++;
+    t->m.u.atomic_resp.req_id = a->req_id;
+    t->m.u.atomic_resp.orig = orig;
+    return 0;
+}
+
+static int rx_complete_term(iw_conn *c, const iw_rdmap_msg *m) {
+    const iw_rdmap_term *t = &m->u.term;
+    iw_event ev = {.type = IW_EV_TERM_RECEIVED};
+    ev.term.triple = IW_TERM_TRIPLE(t->layer, t->etype, t->ecode);
+    ev.term.m = t->m;
+    ev.term.d = t->d;
+    ev.term.r = t->r;
+    ev.term.ddp_seg_len = t->ddp_seg_len;
+    if (t->d && t->ddp_raw_len <= sizeof ev.term.hdr) {
+        memcpy(ev.term.hdr, t->ddp_raw, t->ddp_raw_len);
+        ev.term.hdr_len = t->ddp_raw_len;
+    }
+    c->qn2_msn++;
+    /* RFC 5040 §5.4: the stream is over; we stop sending too. */
+    c->state = IW_CONN_TERMINATE;
+    c->term_queued = true;
+    c->ctrl.count = c->ctrl.head = 0;
+    c->rx = RX_DRAIN;
+    int rc = iw_conn_emit(c, &ev);
+    iw_conn_flush(c, IW_WC_REMOTE_ERROR);
+    return rc;
+}
+
+static int rx_fpdu_done(iw_conn *c) {
+    c->stats.fpdus_rx++;
+    const uint8_t *seg = c->hdr + IW_MPA_HDR_LEN;
+    size_t seglen = c->hdr_got - IW_MPA_HDR_LEN;
+    /* RFC 5044 §6: the CRC is the first verdict on an FPDU. */
+    if (c->rx_crc && (uint32_t)~c->rx_crc_state != iw_crc32c_get(c->trailer + 4))
+        return iw_conn_fail_terminate(c, IW_TERM_LLP_MPA_CRC, "RFC 5044 §4.4, §8", NULL, 0, 0,
+                                      NULL, false);
+    if (c->marker_bad)
+        return iw_conn_fail_terminate(c, IW_TERM_LLP_MPA_MARKER, "RFC 5044 §4.2, §8", NULL, 0,
+                                      0, NULL, false);
+    if (c->err_pending) {
+        /* Fig. 10: DDP and RDMAP remote errors copy the offending DDP header,
+         * sized by its own T bit, zero-filled if the segment was shorter. */
+        uint8_t ddp[IW_DDP_UNTAGGED_HDR_LEN] = {0};
+        size_t dl = seglen ? iw_ddp_hdr_len(seg[0]) : IW_DDP_UNTAGGED_HDR_LEN;
+        memcpy(ddp, seg, seglen < dl ? seglen : dl);
+        bool with = iw_term_layer(c->err_term) != 0x2 &&
+                    !(iw_term_layer(c->err_term) == 0 && iw_term_etype(c->err_term) == 0);
+        return iw_conn_fail_terminate(c, c->err_term, c->err_rfc, ddp, dl, c->ulpdu_len, NULL,
+                                      with);
+    }
+    /* RFC 5044 §7.1.2 rule 4: the responder may send once it has a valid FPDU. */
+    c->tx_allowed = true;
+    c->rtr_pending_rx = false;
+    const iw_rdmap_msg *m = &c->rmsg;
+    size_t pay = c->ulpdu_len - seglen;
+    c->stats.bytes_placed += c->pay_dst ? pay : 0;
+    int rc = 0;
+    switch (m->opcode) {
+    case IW_OP_WRITE:
+        break; /* no completion at the data sink (RFC 5040 §5.1) */
+    case IW_OP_READ_RESP:
+        if (m->ddp.last) {
+            ord_ent o = *(ord_ent *)iw_ring_at(&c->ord, 0);
+            iw_ring_pop(&c->ord);
+            c->ord_outstanding--;
+            if (!o.rtr) {
+                iw_event ev = {.type = IW_EV_READ_DONE, .wr_id = o.wr_id, .len = o.size};
+                rc = iw_conn_emit(c, &ev);
+            }
+        }
+        break;
+    case IW_OP_SEND:
+    case IW_OP_SEND_INV:
+    case IW_OP_SEND_SE:
+    case IW_OP_SEND_SE_INV:
+    case IW_OP_IMM:
+    case IW_OP_IMM_SE:
+        rc = rx_complete_send(c, m, pay);
+        break;
+    case IW_OP_READ_REQ:
+        rc = rx_complete_read_req(c, m, seg);
+        break;
+    case IW_OP_ATOMIC_REQ:
+        rc = rx_complete_atomic_req(c, m, seg);
+        break;
+    case IW_OP_ATOMIC_RESP: {
+        ord_ent o = *(ord_ent *)iw_ring_at(&c->ord, 0);
+        iw_ring_pop(&c->ord);
+        c->ord_outstanding--;
+        c->qn3_msn++;
+        iw_event ev = {.type = IW_EV_ATOMIC_DONE, .wr_id = o.wr_id,
+                       .atomic_orig = m->u.atomic_resp.orig};
+        rc = iw_conn_emit(c, &ev);
+        break;
+    }
+    case IW_OP_TERMINATE:
+        return rx_complete_term(c, m);
+    default:
+        break;
+    }
+    if (c->rx != RX_DRAIN && c->state != IW_CONN_CLOSED)
+        rx_next_fpdu(c);
+    return rc;
+}
+
+/* The current state's target is full: move on. */
+static int rx_step(iw_conn *c) {
+    for (;;) {
+        switch (c->rx) {
+        case RX_MPA:
+            return iw_conn_mpa_rx(c);
+        case RX_HDR:
+            /* Three gathers: ULPDU_Length; the DDP and RDMAP control octets;
+             * then the header those two imply. */
+            if (!c->len_known) {
+                c->len_known = true;
+                c->ulpdu_len = iw_get_u16(c->hdr);
+                c->hdr_need = IW_MPA_HDR_LEN + (c->ulpdu_len < 2 ? c->ulpdu_len : 2u);
+                if (c->hdr_need > c->hdr_got)
+                    return 0;
+            }
+            if (!c->want_known) {
+                c->want_known = true;
+                c->hdr_need = IW_MPA_HDR_LEN + rx_hdr_want(c);
+                if (c->hdr_need > c->hdr_got)
+                    return 0;
+            }
+            rx_header(c);
+            c->rx = RX_PAYLOAD;
+            continue;
+        case RX_PAYLOAD:
+            if (c->pay_left)
+                return 0;
+            c->rx = RX_PAD;
+            continue;
+        case RX_PAD:
+            if (iw_mpa_pad_len(c->ulpdu_len) > c->pad_got)
+                return 0;
+            c->rx = RX_CRC;
+            continue;
+        case RX_CRC:
+            if (c->crc_got < IW_MPA_CRC_LEN)
+                return 0;
+            return rx_fpdu_done(c);
+        default:
+            return 0;
+        }
+    }
+}
+
+static void rx_marker_done(iw_conn *c, uint32_t mpos) {
+    /* RFC 5044 §4.2: FPDUPTR (low 2 bits treated as 0) points back to this
+     * FPDU's ULPDU_Length; a marker before the header must be 0. */
+    uint16_t ptr = iw_get_u16(c->marker + 2) & (uint16_t)~3u;
+    uint32_t want = c->fpdu_started ? mpos - c->fpdu_hdr_pos : 0;
+    if (ptr != want)
+        c->marker_bad = true;
+}
+
+int iw_conn_rx_commit(iw_conn *c, size_t n, iw_tstamp now) {
+    (void)now;
+    c->stats.bytes_rx += n;
+    int np = c->n_pieces;
+    c->n_pieces = 0;
+    for (int i = 0; i < np && n; i++) {
+        rx_piece *p = &c->pieces[i];
+        size_t take = n < p->len ? n : p->len;
+        n -= take;
+        if (c->rx == RX_DRAIN || c->rx == RX_IDLE)
+            continue;
+        if (p->kind == RXP_MARKER) {
+            uint32_t mpos = c->rx_pos - (uint32_t)c->marker_got;
+            /* §4.4: covered by the CRC unless the CRC field has begun. */
+            if (!(c->rx == RX_CRC && c->crc_got))
+                c->rx_crc_state = iw_crc32c_update(c->rx_crc_state, p->base, take);
+            c->marker_got += take;
+            c->rx_pos += (uint32_t)take;
+            if (c->marker_got == IW_MPA_MARKER_LEN) {
+                c->marker_got = 0;
+                rx_marker_done(c, mpos);
+            }
+            if (take < p->len)
+                break;
+            continue;
+        }
+        if (c->rx != RX_MPA) {
+            if (c->rx == RX_HDR && c->hdr_got == 0) {
+                c->fpdu_started = true;
+                c->fpdu_hdr_pos = c->rx_pos;
+            }
+            if (c->rx != RX_CRC)
+                c->rx_crc_state = iw_crc32c_update(c->rx_crc_state, p->base, take);
+        }
+        c->rx_pos += (uint32_t)take;
+        switch (c->rx) {
+        case RX_MPA:
+            c->mpa_in_len += take;
+            break;
+        case RX_HDR:
+            c->hdr_got += take;
+            break;
+        case RX_PAYLOAD:
+            c->pay_left -= take;
+            if (c->pay_dst)
+                c->pay_done += (uint32_t)take;
+            break;
+        case RX_PAD:
+            c->pad_got += take;
+            break;
+        case RX_CRC:
+            c->crc_got += take;
+            break;
+        default:
+            break;
+        }
+        if (take < p->len)
+            break;
+        size_t left;
+        bool payload;
+        if (rx_target(c, &left, &payload) && left == 0) {
+            int rc = rx_step(c);
+            if (rc)
+                return rc;
+            /* The state moved: later pieces (if any) were for the old target. */
+            break;
+        }
+    }
+    return 0;
+}
+
+iw_ssize iw_conn_recv(iw_conn *c, const uint8_t *in, size_t len, iw_tstamp now) {
+    size_t used = 0;
+    iw_iovec iov[RX_PIECES];
+    while (used < len) {
+        if (c->rx == RX_IDLE)
+            return (iw_ssize)len; /* nothing more is read on this stream */
+        int n = iw_conn_rx_iov(c, iov, RX_PIECES);
+        if (n <= 0)
+            return (iw_ssize)len;
+        size_t got = 0;
+        for (int i = 0; i < n && used < len; i++) {
+            size_t k = iov[i].len < len - used ? iov[i].len : len - used;
+            memcpy(iov[i].base, in + used, k);
+            if (c->rx == RX_PAYLOAD && c->pay_dst && c->pieces[i].kind == RXP_DATA)
+                c->stats.payload_copies += k;
+            used += k;
+            got += k;
+            if (k < iov[i].len)
+                break;
+        }
+        int rc = iw_conn_rx_commit(c, got, now);
+        if (rc)
+            return rc;
+    }
+    return (iw_ssize)used;
+}

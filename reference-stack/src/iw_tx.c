@@ -1,0 +1,257 @@
+/* Transmit: MPA startup frames, then messages segmented into FPDUs of at
+ * most MULPDU octets (RFC 5041 §5.2, RFC 5044 §4.5), laid out as gather
+ * lists so payload goes from the caller's memory to the socket uncopied. */
+#include <string.h>
+
+#include "iw_conn_int.h"
+
+void iw_tx_init(iw_conn *c) {
+    memset(&c->tx, 0, sizeof c->tx);
+    c->tx_pos = 0;
+}
+
+static bool tx_mpa_pending(const iw_conn *c) { return c->mpa_out_off < c->mpa_out_len; }
+
+/* The queue and message to frame next, or NULL. RFC 5040 §5.4: once a
+ * Terminate is queued nothing but it goes out; RFC 5044 §7.1.2 rule 4: a
+ * responder sends no FPDU before it has received one. */
+static tx_msg *tx_pick(iw_conn *c, int *src) {
+    if (c->term_queued) {
+        while (c->ctrl.count > 1 ||
+               (c->ctrl.count == 1 &&
+                ((tx_msg *)iw_ring_at(&c->ctrl, 0))->m.opcode != IW_OP_TERMINATE))
+            iw_ring_pop(&c->ctrl);
+        *src = TXQ_CTRL;
+        return c->ctrl.count ? iw_ring_at(&c->ctrl, 0) : NULL;
+    }
+    if (!c->tx_allowed || c->state != IW_CONN_RTS)
+        return NULL;
+    if (c->ctrl.count) {
+        *src = TXQ_CTRL;
+        return iw_ring_at(&c->ctrl, 0);
+    }
+    /* Responses to the peer's requests go out in the order the requests
+     * arrived (RFC 5040 §5.2.1 item 20, RFC 7306 §5), between our messages. */
+    if (c->resp.count) {
+        *src = TXQ_RESP;
+        return iw_ring_at(&c->resp, 0);
+    }
+    if (c->sq.count) {
+        tx_msg *m = iw_ring_at(&c->sq, 0);
+        bool needs_ord = m->off == 0 && !m->framed_all &&
+                         (m->m.opcode == IW_OP_READ_REQ || m->m.opcode == IW_OP_ATOMIC_REQ);
+        /* RFC 5040 §6.1: never exceed the negotiated outbound ORD. */
+        if (needs_ord && c->ord_outstanding >= c->info.ord)
+            return NULL;
+        *src = TXQ_SQ;
+        return m;
+    }
+    return NULL;
+}
+
+static int tx_assign_msn(iw_conn *c, tx_msg *m) {
+    switch (m->m.opcode) {
+    case IW_OP_SEND:
+    case IW_OP_SEND_INV:
+    case IW_OP_SEND_SE:
+    case IW_OP_SEND_SE_INV:
+    case IW_OP_IMM:
+    case IW_OP_IMM_SE:
+        m->m.ddp.msn = c->tx_msn_send++;
+        break;
+    case IW_OP_READ_REQ:
+    case IW_OP_ATOMIC_REQ: {
+        m->m.ddp.msn = c->tx_msn_read++;
+        if (!m->rtr) { /* the RTR Read's ORD entry was queued with it */
+            ord_ent *o = iw_ring_push(&c->ord, &c->mem);
+            if (!o)
+                return IW_ERR_NOMEM;
+            o->atomic = m->m.opcode == IW_OP_ATOMIC_REQ;
+            o->wr_id = m->wr_id;
+            if (o->atomic) {
+                o->req_id = m->m.u.atomic_req.req_id;
+            } else {
+                o->sink_stag = m->m.u.read_req.sink_stag;
+                o->sink_to = m->m.u.read_req.sink_to;
+                o->size = m->m.u.read_req.read_size;
+            }
+        }
+        c->ord_outstanding++;
+        break;
+    }
+    default: /* tagged, Terminate and Atomic Response MSNs are set when queued */
+        break;
+    }
+    return 0;
+}
+
+int iw_tx_build(iw_conn *c) {
+    if (c->tx.active || tx_mpa_pending(c))
+        return 0;
+    int src = TXQ_NONE;
+    tx_msg *m = tx_pick(c, &src);
+    if (!m)
+        return 0;
+    if (m->off == 0 && !m->framed_all) {
+        int rc = tx_assign_msn(c, m);
+        if (rc)
+            return rc;
+    }
+    iw_rdmap_msg h = m->m;
+    size_t hl0 = h.ddp.tagged ? IW_DDP_TAGGED_HDR_LEN : IW_DDP_UNTAGGED_HDR_LEN;
+    uint32_t room = c->info.mulpdu > hl0 ? c->info.mulpdu - (uint32_t)hl0 : 1;
+    uint32_t seg = m->len - m->off < room ? m->len - m->off : room;
+    bool last = m->off + seg == m->len;
+    /* RFC 5041 §5.2: TO / MO advance by the payload already sent; L only on
+     * the last segment. */
+    if (h.ddp.tagged)
+        h.ddp.to = m->m.ddp.to + m->off;
+    else
+        h.ddp.mo = m->off;
+    h.ddp.last = last;
+    iw_ssize hl = iw_rdmap_encode_hdr(c->tx.hdr, sizeof c->tx.hdr, &h);
+    if (hl < 0)
+        return (int)hl;
+    unsigned flags = (c->tx_markers ? IW_MPA_MARKERS : 0) | (c->tx_crc ? IW_MPA_CRC : 0);
+    size_t wire;
+    int n = iw_mpa_fpdu_gather(c->tx.iov, IW_MPA_GATHER_IOV_MAX, c->tx.frame, sizeof c->tx.frame,
+                               c->tx_pos, flags, c->tx.hdr, (size_t)hl,
+                               seg ? m->data + m->off : NULL, seg, &wire);
+    if (n < 0)
+        return n;
+    c->tx.n = n;
+    c->tx.idx = 0;
+    c->tx.off = 0;
+    c->tx.active = true;
+    c->tx.last_of_msg = last;
+    c->tx.src = src;
+    m->off += seg;
+    if (last)
+        m->framed_all = true;
+    return 0;
+}
+
+bool iw_tx_pending(const iw_conn *c) {
+    if (tx_mpa_pending(c) || c->tx.active)
+        return true;
+    if (c->term_queued)
+        return c->ctrl.count > 0;
+    if (!c->tx_allowed || c->state != IW_CONN_RTS)
+        return false;
+    if (c->ctrl.count || c->resp.count)
+        return true;
+    if (c->sq.count) {
+        const tx_msg *m = iw_ring_at(&c->sq, 0);
+        bool needs_ord = m->off == 0 && !m->framed_all &&
+                         (m->m.opcode == IW_OP_READ_REQ || m->m.opcode == IW_OP_ATOMIC_REQ);
+        return !(needs_ord && c->ord_outstanding >= c->info.ord);
+    }
+    return false;
+}
+
+bool iw_conn_want_write(const iw_conn *c) { return iw_tx_pending(c); }
+
+int iw_conn_tx_iov(iw_conn *c, iw_iovec *iov, int max) {
+    if (max <= 0)
+        return 0;
+    if (tx_mpa_pending(c)) {
+        iov[0].base = c->mpa_out + c->mpa_out_off;
+        iov[0].len = c->mpa_out_len - c->mpa_out_off;
+        return 1;
+    }
+    int rc = iw_tx_build(c);
+    if (rc)
+        return rc;
+    if (!c->tx.active)
+        return 0;
+    int k = 0;
+    for (int i = c->tx.idx; i < c->tx.n && k < max; i++, k++) {
+        size_t skip = i == c->tx.idx ? c->tx.off : 0;
+        iov[k].base = (uint8_t *)c->tx.iov[i].base + skip;
+        iov[k].len = c->tx.iov[i].len - skip;
+    }
+    return k;
+}
+
+/* The FPDU just sent completed its message: retire it. */
+static int tx_msg_sent(iw_conn *c) {
+    iw_ring *q = c->tx.src == TXQ_CTRL ? &c->ctrl : c->tx.src == TXQ_RESP ? &c->resp : &c->sq;
+    tx_msg *m = iw_ring_at(q, 0);
+    iw_event ev = {.type = m->done, .wr_id = m->wr_id};
+    bool term = m->m.opcode == IW_OP_TERMINATE;
+    iw_ring_pop(q);
+    if (term) {
+        c->term_sent_reported = true;
+        iw_event te = {.type = IW_EV_TERM_SENT, .term = c->term_out, .rfc = c->term_rfc};
+        return iw_conn_emit(c, &te);
+    }
+    if (ev.type)
+        return iw_conn_emit(c, &ev);
+    return 0;
+}
+
+int iw_conn_tx_commit(iw_conn *c, size_t n, iw_tstamp now) {
+    (void)now;
+    c->stats.bytes_tx += n;
+    if (tx_mpa_pending(c)) {
+        size_t left = c->mpa_out_len - c->mpa_out_off;
+        if (n > left)
+            return IW_ERR_INVALID_ARG;
+        c->mpa_out_off += n;
+        return 0;
+    }
+    while (n && c->tx.active) {
+        size_t left = c->tx.iov[c->tx.idx].len - c->tx.off;
+        size_t take = n < left ? n : left;
+        c->tx.off += take;
+        n -= take;
+        if (c->tx.off < c->tx.iov[c->tx.idx].len)
+            break;
+        c->tx.idx++;
+        c->tx.off = 0;
+        if (c->tx.idx < c->tx.n)
+            continue;
+        /* Whole FPDU out. */
+        size_t wire = 0;
+        for (int i = 0; i < c->tx.n; i++)
+            wire += c->tx.iov[i].len;
+        c->tx_pos += (uint32_t)wire;
+        c->tx.active = false;
+        c->stats.fpdus_tx++;
+        if (c->tx.last_of_msg) {
+            int rc = tx_msg_sent(c);
+            if (rc)
+                return rc;
+        }
+    }
+    if (n)
+        return IW_ERR_INVALID_ARG;
+    if (c->closing && !iw_tx_pending(c) && c->state != IW_CONN_CLOSED)
+        return iw_conn_close_with(c, IW_CLOSE_ULP_CLOSE);
+    return 0;
+}
+
+iw_ssize iw_conn_write(iw_conn *c, uint8_t *out, size_t outlen, iw_tstamp now) {
+    size_t w = 0;
+    iw_iovec iov[16];
+    while (w < outlen) {
+        int n = iw_conn_tx_iov(c, iov, 16);
+        if (n < 0)
+            return n;
+        if (n == 0)
+            break;
+        size_t got = 0;
+        for (int i = 0; i < n && w < outlen; i++) {
+            size_t k = iov[i].len < outlen - w ? iov[i].len : outlen - w;
+            memcpy(out + w, iov[i].base, k);
+            w += k;
+            got += k;
+            if (k < iov[i].len)
+                break;
+        }
+        int rc = iw_conn_tx_commit(c, got, now);
+        if (rc)
+            return rc;
+    }
+    return (iw_ssize)w;
+}
