@@ -155,7 +155,9 @@ iw_ssize iw_deframer_feed(iw_deframer *d, const uint8_t *in, size_t len, iw_fram
             d->_have = 0;
             return (iw_ssize)len;
         }
-        if (used == len)
+        /* Octets held may already complete a frame (the last chunk ended
+         * exactly on its boundary): step on them before returning. */
+        if (used == len && d->_have == 0)
             return (iw_ssize)used;
         size_t need = 0;
         df_step_result s;
