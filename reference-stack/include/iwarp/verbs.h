@@ -1,0 +1,79 @@
+/* A small verbs-like API over TCP: devices, completion queues, queue pairs,
+ * connect/listen, post_send/post_recv/poll.
+ *
+ * This is the socket binding of the sans-I/O engine (engine.h): each QP
+ * owns one non-blocking TCP socket, registered with the device's epoll set.
+ * Received payload goes from the kernel straight to its final address with
+ * readv() on the engine's rx_iov (markers land in a scratch slot), and
+ * outbound payload leaves with writev() on tx_iov: no user-space copy of
+ * payload in either direction. Single-threaded: the application drives
+ * progress with iw_dev_progress() or a waiting iw_cq_wait(). Memory
+ * regions and PDs are the engine's (iw_dev_rnic()). */
+#ifndef IWARP_VERBS_H
+#define IWARP_VERBS_H
+
+#include <iwarp/engine.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct iw_dev iw_dev;
+typedef struct iw_cq iw_cq;
+typedef struct iw_qp iw_qp;
+typedef struct iw_listener iw_listener;
+
+/* A completion or asynchronous event of one QP. */
+typedef struct iw_wc {
+    iw_qp *qp;
+    iw_event ev; /* ev.info points at the QP's iw_conn_info */
+} iw_wc;
+
+int iw_dev_open(iw_dev **out);
+void iw_dev_close(iw_dev *dev); /* destroys remaining QPs, CQs, listeners */
+iw_rnic *iw_dev_rnic(iw_dev *dev);
+/* An fd that is readable when iw_dev_progress has work (for outer loops). */
+int iw_dev_fd(const iw_dev *dev);
+/* Wait up to timeout_ms (-1: forever, 0: poll) for socket readiness or a
+ * timer, then move bytes and raise completions. Returns 0 or IW_ERR_*. */
+int iw_dev_progress(iw_dev *dev, int timeout_ms);
+
+int iw_cq_create(iw_dev *dev, uint32_t depth, iw_cq **out);
+void iw_cq_destroy(iw_cq *cq);
+/* Up to n completions, without waiting. Returns the count. */
+int iw_cq_poll(iw_cq *cq, iw_wc *wc, int n);
+/* Drive progress until at least one completion or timeout_ms passes. */
+int iw_cq_wait(iw_cq *cq, iw_wc *wc, int n, int timeout_ms);
+/* Completions lost because the CQ was full (RFC 5042 §6.4.6). */
+uint64_t iw_cq_overflows(const iw_cq *cq);
+
+/* A QP with the engine settings to use when it connects (s->role is set by
+ * iw_qp_connect / iw_accept). */
+int iw_qp_create(iw_dev *dev, uint32_t pd, iw_cq *cq, const iw_conn_settings *s, iw_qp **out);
+void iw_qp_destroy(iw_qp *qp);
+/* Active side: TCP connect to host:port (numeric IPv4/IPv6), then MPA as
+ * initiator. IW_EV_CONNECTED (or CLOSED/REJECTED) arrives on the CQ. */
+int iw_qp_connect(iw_qp *qp, const char *host, uint16_t port);
+int iw_qp_post_send(iw_qp *qp, const iw_send_wr *wr);
+int iw_qp_post_recv(iw_qp *qp, uint64_t wr_id, void *buf, uint32_t len);
+/* Orderly close: pending sends go out, then the socket is shut down. */
+int iw_qp_close(iw_qp *qp);
+iw_conn *iw_qp_conn(iw_qp *qp); /* NULL before connect/accept */
+void iw_qp_get_stats(const iw_qp *qp, iw_conn_stats *out);
+/* Application pointer carried by the QP. */
+void *iw_qp_user(const iw_qp *qp);
+void iw_qp_set_user(iw_qp *qp, void *user);
+
+/* Passive side: listen on host:port (port 0: any). */
+int iw_listen(iw_dev *dev, const char *host, uint16_t port, iw_listener **out);
+uint16_t iw_listener_port(const iw_listener *l);
+/* Hand the next pending TCP connection to qp as MPA responder. Returns 0,
+ * or IW_ERR_NEED_MORE when none has arrived yet. */
+int iw_accept(iw_listener *l, iw_qp *qp);
+int iw_listener_pending(const iw_listener *l);
+void iw_listener_close(iw_listener *l);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,576 @@
+#define _GNU_SOURCE /* accept4 */
+/* The TCP binding: non-blocking sockets and epoll around the sans-I/O engine.
+ * Nothing here parses or validates protocol octets; it only moves them
+ * between sockets and the places iw_conn_rx_iov / iw_conn_tx_iov name. */
+#include <iwarp/verbs.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define VERBS_IOV 64
+
+enum { OBJ_QP = 1, OBJ_LISTENER };
+
+typedef struct verbs_obj {
+    int kind;
+    int fd;
+} verbs_obj;
+
+typedef enum {
+    QP_IDLE = 0,   /* created, not connected */
+    QP_CONNECTING, /* TCP connect in progress */
+    QP_ACTIVE,     /* engine running */
+    QP_SHUT,       /* our side shut down; reading until EOF */
+    QP_DONE        /* socket closed */
+} qp_io_state;
+
+struct iw_cq {
+    iw_dev *dev;
+    iw_wc *ring;
+    uint32_t cap, head, count;
+    uint64_t overflows;
+    iw_cq *next;
+};
+
+struct iw_qp {
+    verbs_obj obj; /* first: epoll data points here */
+    iw_dev *dev;
+    uint32_t pd;
+    iw_cq *cq;
+    iw_conn_settings set;
+    iw_conn *conn;
+    qp_io_state io;
+    bool want_out; /* EPOLLOUT armed */
+    void *user;
+    iw_qp *next;
+};
+
+struct iw_listener {
+    verbs_obj obj;
+    iw_dev *dev;
+    uint16_t port;
+    int *pending;
+    int n_pending, cap_pending;
+    iw_listener *next;
+};
+
+struct iw_dev {
+    iw_rnic *rnic;
+    int epfd;
+    iw_qp *qps;
+    iw_cq *cqs;
+    iw_listener *listeners;
+};
+
+static iw_tstamp verbs_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (iw_tstamp)ts.tv_sec * 1000000000ull + (iw_tstamp)ts.tv_nsec;
+}
+
+int iw_dev_open(iw_dev **out) {
+    iw_dev *d = calloc(1, sizeof *d);
+    if (!d)
+        return IW_ERR_NOMEM;
+    d->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (d->epfd < 0 || iw_rnic_new(&d->rnic, NULL) < 0) {
+        if (d->epfd >= 0)
+            close(d->epfd);
+        free(d);
+        return IW_ERR_NOMEM;
+    }
+    *out = d;
+    return 0;
+}
+
+void iw_dev_close(iw_dev *d) {
+    if (!d)
+        return;
+    while (d->qps)
+        iw_qp_destroy(d->qps);
+    while (d->listeners)
+        iw_listener_close(d->listeners);
+    while (d->cqs)
+        iw_cq_destroy(d->cqs);
+    iw_rnic_del(d->rnic);
+    close(d->epfd);
+    free(d);
+}
+
+iw_rnic *iw_dev_rnic(iw_dev *d) { return d->rnic; }
+int iw_dev_fd(const iw_dev *d) { return d->epfd; }
+
+/* ---- completion queues ---- */
+
+int iw_cq_create(iw_dev *d, uint32_t depth, iw_cq **out) {
+    if (!depth)
+        return IW_ERR_INVALID_ARG;
+    iw_cq *cq = calloc(1, sizeof *cq);
+    if (!cq || !(cq->ring = calloc(depth, sizeof *cq->ring))) {
+        free(cq);
+        return IW_ERR_NOMEM;
+    }
+    cq->dev = d;
+    cq->cap = depth;
+    cq->next = d->cqs;
+    d->cqs = cq;
+    *out = cq;
+    return 0;
+}
+
+void iw_cq_destroy(iw_cq *cq) {
+    if (!cq)
+        return;
+    for (iw_cq **p = &cq->dev->cqs; *p; p = &(*p)->next)
+        if (*p == cq) {
+            *p = cq->next;
+            break;
+        }
+    for (iw_qp *q = cq->dev->qps; q; q = q->next)
+        if (q->cq == cq)
+            q->cq = NULL;
+    free(cq->ring);
+    free(cq);
+}
+
+int iw_cq_poll(iw_cq *cq, iw_wc *wc, int n) {
+    int k = 0;
+    while (k < n && cq->count) {
+        wc[k++] = cq->ring[cq->head];
+        cq->head = (cq->head + 1) % cq->cap;
+        cq->count--;
+    }
+    return k;
+}
+
+int iw_cq_wait(iw_cq *cq, iw_wc *wc, int n, int timeout_ms) {
+    iw_tstamp end = verbs_now() + (iw_tstamp)(timeout_ms < 0 ? 0 : timeout_ms) * 1000000ull;
+    for (;;) {
+        int k = iw_cq_poll(cq, wc, n);
+        if (k)
+            return k;
+        iw_tstamp now = verbs_now();
+        if (timeout_ms >= 0 && now >= end)
+            return 0;
+        int wait = timeout_ms < 0 ? -1 : (int)((end - now + 999999) / 1000000);
+        int rc = iw_dev_progress(cq->dev, wait);
+        if (rc < 0)
+            return rc;
+    }
+}
+
+uint64_t iw_cq_overflows(const iw_cq *cq) { return cq->overflows; }
+
+static int verbs_on_event(iw_conn *conn, const iw_event *ev, void *user) {
+    (void)conn;
+    iw_qp *qp = user;
+    iw_cq *cq = qp->cq;
+    if (!cq)
+        return 0;
+    if (cq->count == cq->cap) {
+        cq->overflows++;
+        return 0;
+    }
+    iw_wc *w = &cq->ring[(cq->head + cq->count) % cq->cap];
+    w->qp = qp;
+    w->ev = *ev;
+    cq->count++;
+    return 0;
+}
+
+/* ---- queue pairs ---- */
+
+int iw_qp_create(iw_dev *d, uint32_t pd, iw_cq *cq, const iw_conn_settings *s, iw_qp **out) {
+    if (!s || !cq)
+        return IW_ERR_INVALID_ARG;
+    iw_qp *q = calloc(1, sizeof *q);
+    if (!q)
+        return IW_ERR_NOMEM;
+    q->obj = (verbs_obj){OBJ_QP, -1};
+    q->dev = d;
+    q->pd = pd;
+    q->cq = cq;
+    q->set = *s;
+    q->next = d->qps;
+    d->qps = q;
+    *out = q;
+    return 0;
+}
+
+static void qp_close_fd(iw_qp *q) {
+    if (q->obj.fd >= 0) {
+        epoll_ctl(q->dev->epfd, EPOLL_CTL_DEL, q->obj.fd, NULL);
+        close(q->obj.fd);
+        q->obj.fd = -1;
+    }
+    q->io = QP_DONE;
+}
+
+void iw_qp_destroy(iw_qp *q) {
+    if (!q)
+        return;
+    for (iw_qp **p = &q->dev->qps; *p; p = &(*p)->next)
+        if (*p == q) {
+            *p = q->next;
+            break;
+        }
+    qp_close_fd(q);
+    iw_conn_del(q->conn);
+    free(q);
+}
+
+iw_conn *iw_qp_conn(iw_qp *q) { return q->conn; }
+void *iw_qp_user(const iw_qp *q) { return q->user; }
+void iw_qp_set_user(iw_qp *q, void *user) { q->user = user; }
+
+void iw_qp_get_stats(const iw_qp *q, iw_conn_stats *out) {
+    if (q->conn)
+        iw_conn_get_stats(q->conn, out);
+    else
+        memset(out, 0, sizeof *out);
+}
+
+static int qp_arm(iw_qp *q, bool out) {
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | (out ? EPOLLOUT : 0u),
+                             .data.ptr = &q->obj};
+    q->want_out = out;
+    return epoll_ctl(q->dev->epfd, EPOLL_CTL_MOD, q->obj.fd, &ev);
+}
+
+static int qp_attach(iw_qp *q, int fd, iw_role role) {
+    static const iw_callbacks cb = {IW_CALLBACKS_V1, verbs_on_event};
+    iw_conn_settings s = q->set;
+    s.role = role;
+    int rc = iw_conn_new(&q->conn, q->dev->rnic, q->pd, &s, &cb, q);
+    if (rc < 0)
+        return rc;
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    q->obj.fd = fd;
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLOUT, .data.ptr = &q->obj};
+    q->want_out = true;
+    if (epoll_ctl(q->dev->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+        return IW_ERR_FATAL;
+    return 0;
+}
+
+static int verbs_sockaddr(const char *host, uint16_t port, struct sockaddr_storage *ss,
+                          socklen_t *len) {
+    memset(ss, 0, sizeof *ss);
+    struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+    if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons(port);
+        *len = sizeof *a4;
+        return 0;
+    }
+    if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons(port);
+        *len = sizeof *a6;
+        return 0;
+    }
+    return IW_ERR_INVALID_ARG;
+}
+
+int iw_qp_connect(iw_qp *q, const char *host, uint16_t port) {
+    if (q->io != QP_IDLE)
+        return IW_ERR_INVALID_ARG;
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    if (verbs_sockaddr(host, port, &ss, &sl) < 0)
+        return IW_ERR_INVALID_ARG;
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return IW_ERR_FATAL;
+    if (connect(fd, (struct sockaddr *)&ss, sl) < 0 && errno != EINPROGRESS) {
+        close(fd);
+        return IW_ERR_PROTO;
+    }
+    int rc = qp_attach(q, fd, IW_ROLE_INITIATOR);
+    if (rc < 0) {
+        close(fd);
+        q->obj.fd = -1;
+        return rc;
+    }
+    q->io = QP_CONNECTING;
+    return 0;
+}
+
+static int qp_flush(iw_qp *q);
+
+int iw_qp_post_send(iw_qp *q, const iw_send_wr *wr) {
+    if (!q->conn)
+        return IW_ERR_INVALID_ARG;
+    int rc = iw_conn_post_send(q->conn, wr);
+    if (rc == 0 && q->io == QP_ACTIVE)
+        rc = qp_flush(q);
+    return rc;
+}
+
+int iw_qp_post_recv(iw_qp *q, uint64_t wr_id, void *buf, uint32_t len) {
+    if (!q->conn)
+        return IW_ERR_INVALID_ARG;
+    return iw_conn_post_recv(q->conn, wr_id, buf, len);
+}
+
+int iw_qp_close(iw_qp *q) {
+    if (!q->conn)
+        return IW_ERR_INVALID_ARG;
+    int rc = iw_conn_close(q->conn, verbs_now());
+    if (rc == 0 && q->io == QP_ACTIVE)
+        rc = qp_flush(q);
+    return rc;
+}
+
+/* Once the engine has nothing more to say, shut our half down gracefully
+ * so a Terminate still reaches the peer (RFC 5040 §6.2.1). */
+static void qp_maybe_shut(iw_qp *q) {
+    if (q->io != QP_ACTIVE || iw_conn_want_write(q->conn))
+        return;
+    iw_conn_state st = iw_conn_get_state(q->conn);
+    if (st == IW_CONN_TERMINATE || st == IW_CONN_CLOSED) {
+        shutdown(q->obj.fd, SHUT_WR);
+        q->io = QP_SHUT;
+    }
+}
+
+static int qp_flush(iw_qp *q) {
+    iw_iovec iov[VERBS_IOV];
+    for (;;) {
+        int n = iw_conn_tx_iov(q->conn, iov, VERBS_IOV);
+        if (n < 0)
+            return n;
+        if (n == 0)
+            break;
+        ssize_t w = writev(q->obj.fd, (struct iovec *)iov, n);
+        if (w < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                if (!q->want_out)
+                    qp_arm(q, true);
+                return 0;
+            }
+            if (errno == EINTR)
+                continue;
+            /* The LLP failed (RFC 5044 §8 code 1). */
+            iw_conn_rx_eof(q->conn, verbs_now());
+            qp_close_fd(q);
+            return 0;
+        }
+        int rc = iw_conn_tx_commit(q->conn, (size_t)w, verbs_now());
+        if (rc < 0)
+            return rc;
+    }
+    if (q->want_out)
+        qp_arm(q, false);
+    qp_maybe_shut(q);
+    return 0;
+}
+
+static int qp_read(iw_qp *q) {
+    iw_iovec iov[VERBS_IOV];
+    uint8_t sink[4096];
+    for (int rounds = 0; rounds < 256; rounds++) {
+        int n = iw_conn_rx_iov(q->conn, iov, VERBS_IOV);
+        if (n < 0)
+            return n;
+        ssize_t r;
+        if (n == 0) /* the engine reads no more: drain to see the FIN */
+            r = read(q->obj.fd, sink, sizeof sink);
+        else
+            r = readv(q->obj.fd, (struct iovec *)iov, n);
+        if (r < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return 0;
+            if (errno == EINTR)
+                continue;
+        }
+        if (r <= 0) {
+            iw_conn_rx_eof(q->conn, verbs_now());
+            qp_close_fd(q);
+            return 0;
+        }
+        if (n > 0) {
+            int rc = iw_conn_rx_commit(q->conn, (size_t)r, verbs_now());
+            if (rc < 0)
+                return rc;
+        }
+    }
+    return 0; /* fairness: come back on the next progress call */
+}
+
+static int qp_event(iw_qp *q, uint32_t events) {
+    if (q->io == QP_CONNECTING) {
+        if (!(events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+            return 0;
+        int err = 0;
+        socklen_t el = sizeof err;
+        getsockopt(q->obj.fd, SOL_SOCKET, SO_ERROR, &err, &el);
+        if (err) {
+            iw_conn_rx_eof(q->conn, verbs_now());
+            qp_close_fd(q);
+            return 0;
+        }
+        q->io = QP_ACTIVE;
+        int rc = iw_conn_start(q->conn, verbs_now());
+        if (rc < 0)
+            return rc;
+    }
+    if (q->io != QP_ACTIVE && q->io != QP_SHUT)
+        return 0;
+    if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+        int rc = qp_read(q);
+        if (rc < 0)
+            return rc;
+    }
+    if (q->io == QP_ACTIVE)
+        return qp_flush(q);
+    return 0;
+}
+
+/* ---- listeners ---- */
+
+int iw_listen(iw_dev *d, const char *host, uint16_t port, iw_listener **out) {
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    if (verbs_sockaddr(host, port, &ss, &sl) < 0)
+        return IW_ERR_INVALID_ARG;
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return IW_ERR_FATAL;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 16) < 0 ||
+        getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
+        close(fd);
+        return IW_ERR_PROTO;
+    }
+    iw_listener *l = calloc(1, sizeof *l);
+    if (!l) {
+        close(fd);
+        return IW_ERR_NOMEM;
+    }
+    l->obj = (verbs_obj){OBJ_LISTENER, fd};
+    l->dev = d;
+    l->port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+                                            : ((struct sockaddr_in6 *)&ss)->sin6_port);
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &l->obj};
+    if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        close(fd);
+        free(l);
+        return IW_ERR_FATAL;
+    }
+    l->next = d->listeners;
+    d->listeners = l;
+    *out = l;
+    return 0;
+}
+
+uint16_t iw_listener_port(const iw_listener *l) { return l->port; }
+int iw_listener_pending(const iw_listener *l) { return l->n_pending; }
+
+static void listener_accept(iw_listener *l) {
+    for (;;) {
+        int fd = accept4(l->obj.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        if (l->n_pending == l->cap_pending) {
+            int ncap = l->cap_pending ? l->cap_pending * 2 : 4;
+            int *p = realloc(l->pending, (size_t)ncap * sizeof *p);
+            if (!p) {
+                close(fd);
+                return;
+            }
+            l->pending = p;
+            l->cap_pending = ncap;
+        }
+        l->pending[l->n_pending++] = fd;
+    }
+}
+
+int iw_accept(iw_listener *l, iw_qp *q) {
+    if (q->io != QP_IDLE)
+        return IW_ERR_INVALID_ARG;
+    listener_accept(l);
+    if (!l->n_pending)
+        return IW_ERR_NEED_MORE;
+    int fd = l->pending[0];
+    memmove(l->pending, l->pending + 1, (size_t)(l->n_pending - 1) * sizeof *l->pending);
+    l->n_pending--;
+    int rc = qp_attach(q, fd, IW_ROLE_RESPONDER);
+    if (rc < 0) {
+        close(fd);
+        q->obj.fd = -1;
+        return rc;
+    }
+    q->io = QP_ACTIVE;
+    return iw_conn_start(q->conn, verbs_now());
+}
+
+void iw_listener_close(iw_listener *l) {
+    if (!l)
+        return;
+    for (iw_listener **p = &l->dev->listeners; *p; p = &(*p)->next)
+        if (*p == l) {
+            *p = l->next;
+            break;
+        }
+    epoll_ctl(l->dev->epfd, EPOLL_CTL_DEL, l->obj.fd, NULL);
+    close(l->obj.fd);
+    for (int i = 0; i < l->n_pending; i++)
+        close(l->pending[i]);
+    free(l->pending);
+    free(l);
+}
+
+/* ---- progress ---- */
+
+int iw_dev_progress(iw_dev *d, int timeout_ms) {
+    iw_tstamp now = verbs_now();
+    iw_tstamp next = UINT64_MAX;
+    for (iw_qp *q = d->qps; q; q = q->next)
+        if (q->conn && q->io == QP_ACTIVE) {
+            iw_tstamp e = iw_conn_get_expiry(q->conn);
+            if (e < next)
+                next = e;
+        }
+    if (next != UINT64_MAX) {
+        int t = next <= now ? 0 : (int)((next - now + 999999) / 1000000);
+        if (timeout_ms < 0 || t < timeout_ms)
+            timeout_ms = t;
+    }
+    struct epoll_event evs[32];
+    int n = epoll_wait(d->epfd, evs, 32, timeout_ms);
+    if (n < 0 && errno != EINTR)
+        return IW_ERR_FATAL;
+    for (int i = 0; i < n; i++) {
+        verbs_obj *o = evs[i].data.ptr;
+        if (o->kind == OBJ_LISTENER) {
+            listener_accept((iw_listener *)o);
+            continue;
+        }
+        int rc = qp_event((iw_qp *)o, evs[i].events);
+        if (rc < 0)
+            return rc;
+    }
+    now = verbs_now();
+    for (iw_qp *q = d->qps; q; q = q->next)
+        if (q->conn && q->io == QP_ACTIVE && iw_conn_get_expiry(q->conn) <= now) {
+            int rc = iw_conn_handle_expiry(q->conn, now);
+            if (rc < 0)
+                return rc;
+            if (iw_conn_get_state(q->conn) == IW_CONN_CLOSED)
+                qp_close_fd(q);
+        }
+    return 0;
+}
