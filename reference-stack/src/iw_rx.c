@@ -249,8 +249,13 @@ static void rx_header(iw_conn *c) {
             if (m->ddp.to < o->sink_to || off > o->size || pay > o->size - off)
                 return rx_fail(c, IW_TERM_DDP_T_BASE_BOUNDS, "RFC 5041 §7.1; RFC 5040 §5.2");
         }
-        iw_place p = iw_place_tagged(c->rnic, c->pd, m->ddp.stag, m->ddp.to, pay,
-                                     IW_ACCESS_LOCAL_WRITE);
+        /* The sink is our own region, advertised for this Read: local write
+         * suffices, and remote write (what iWARP verbs ask of read sinks)
+         * does too. */
+        const iw_mr *mr = iw_rnic_mr(c->rnic, m->ddp.stag);
+        unsigned need = mr && (mr->access & IW_ACCESS_REMOTE_WRITE) ? IW_ACCESS_REMOTE_WRITE
+                                                                   : IW_ACCESS_LOCAL_WRITE;
+        iw_place p = iw_place_tagged(c->rnic, c->pd, m->ddp.stag, m->ddp.to, pay, need);
         if (!p.ok)
             return rx_fail(c, p.term, p.rfc);
         rx_set_payload(c, p.dst, pay);

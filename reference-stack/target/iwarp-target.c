@@ -1,0 +1,880 @@
+/* iwarp-target: the reference implementation under test, driven through
+ * the agent protocol (docs/agent-protocol.md). One runner at a time; runner
+ * sessions are served one after another for as long as the program runs.
+ * Malformed requests get {"ok":false,...}; nothing received on the agent or
+ * the RDMA socket can stop it. */
+#define _GNU_SOURCE /* accept4 */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <iwarp/iwarp.h>
+#include <iwarp/verbs.h>
+
+#include "iw_agent.h"
+#include "iw_json.h"
+#include "iw_jsonw.h"
+
+#define GUARD_LEN 64   /* octets of pattern before and after every region */
+#define GUARD_BYTE 0xA5
+#define CQ_DEPTH 4096
+
+typedef struct region {
+    uint32_t stag;
+    uint8_t *mem;  /* guard | buf | guard */
+    uint8_t *buf;
+    uint64_t len, to;
+    struct region *next;
+} region;
+
+typedef struct rbuf {  /* posted receive buffers and data_hex send sources */
+    uint64_t wr_id;
+    uint8_t *buf;
+    uint32_t len;
+    struct rbuf *next;
+} rbuf;
+
+typedef struct tgt {
+    iw_dev *dev;
+    uint32_t pd, pd2;
+    iw_cq *cq;
+    iw_listener *lst;
+    iw_qp *qp;
+    bool qp_attached;
+    iw_conn_settings mpa_set;
+    region *regions;
+    rbuf *recvs, *sends;
+    uint64_t next_id;
+    char **events;
+    size_t n_events, cap_events;
+    bool poll_pending;
+    uint64_t poll_deadline;
+    int client;
+    char *in;
+    size_t in_len;
+    bool in_discard; /* skipping an over-long line */
+    bool verbose;
+} tgt;
+
+static volatile sig_atomic_t stop_flag;
+static void on_signal(int sig) {
+    (void)sig;
+    stop_flag = 1;
+}
+
+/* A JSON text built in memory with the shared writer. */
+typedef struct jbuf {
+    iw_jw j;
+    FILE *f;
+    char *buf;
+    size_t len;
+} jbuf;
+
+static bool jbuf_open(jbuf *b) {
+    b->buf = NULL;
+    b->len = 0;
+    b->f = open_memstream(&b->buf, &b->len);
+    if (!b->f)
+        return false;
+    iw_jw_init(&b->j, b->f);
+    return true;
+}
+
+/* The text so far (valid until the next write). */
+static const char *jbuf_text(jbuf *b) {
+    fflush(b->f);
+    return b->buf ? b->buf : "";
+}
+
+static void jbuf_free(jbuf *b) {
+    fclose(b->f);
+    free(b->buf);
+}
+
+static uint64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- session state ---- */
+
+static void rbuf_free_all(rbuf **l) {
+    while (*l) {
+        rbuf *r = *l;
+        *l = r->next;
+        free(r->buf);
+        free(r);
+    }
+}
+
+static rbuf *rbuf_take(rbuf **l, uint64_t id) {
+    for (rbuf **p = l; *p; p = &(*p)->next)
+        if ((*p)->wr_id == id) {
+            rbuf *r = *p;
+            *p = r->next;
+            return r;
+        }
+    return NULL;
+}
+
+static void tgt_teardown(tgt *t) {
+    iw_dev_close(t->dev); /* QP, CQ, listener go with it */
+    t->dev = NULL;
+    t->qp = NULL;
+    t->lst = NULL;
+    t->cq = NULL;
+    t->qp_attached = false;
+    while (t->regions) {
+        region *r = t->regions;
+        t->regions = r->next;
+        free(r->mem);
+        free(r);
+    }
+    rbuf_free_all(&t->recvs);
+    rbuf_free_all(&t->sends);
+    for (size_t i = 0; i < t->n_events; i++)
+        free(t->events[i]);
+    t->n_events = 0;
+    t->poll_pending = false;
+}
+
+static int tgt_setup(tgt *t) {
+    if (iw_dev_open(&t->dev) < 0 || iw_pd_alloc(iw_dev_rnic(t->dev), &t->pd) < 0 ||
+        iw_pd_alloc(iw_dev_rnic(t->dev), &t->pd2) < 0 ||
+        iw_cq_create(t->dev, CQ_DEPTH, &t->cq) < 0)
+        return -1;
+    return 0;
+}
+
+static region *region_find(tgt *t, uint32_t stag) {
+    for (region *r = t->regions; r; r = r->next)
+        if (r->stag == stag)
+            return r;
+    return NULL;
+}
+
+static void event_push(tgt *t, jbuf *o) {
+    if (t->n_events == t->cap_events) {
+        size_t n = t->cap_events ? t->cap_events * 2 : 64;
+        char **e = realloc(t->events, n * sizeof *e);
+        if (!e)
+            return;
+        t->events = e;
+        t->cap_events = n;
+    }
+    char *e = strdup(jbuf_text(o));
+    if (e)
+        t->events[t->n_events++] = e;
+}
+
+static const char *status_name(iw_wc_status s) {
+    return s == IW_WC_SUCCESS ? "ok" : s == IW_WC_FLUSHED ? "flushed" : "remote_error";
+}
+
+static void lower_copy(char *dst, size_t n, const char *src) {
+    size_t i = 0;
+    for (; src[i] && i + 1 < n; i++)
+        dst[i] = (char)(src[i] >= 'A' && src[i] <= 'Z' ? src[i] + 32 : src[i]);
+    dst[i] = 0;
+}
+
+static void event_term(iw_jw *o, const char *type, const iw_term_info *ti) {
+    iw_jw_str(o, "type", type);
+    iw_jw_uint(o, "layer", iw_term_layer(ti->triple));
+    iw_jw_uint(o, "etype", iw_term_etype(ti->triple));
+    iw_jw_uint(o, "code", iw_term_ecode(ti->triple));
+    iw_jw_str(o, "name", iw_term_str(ti->triple));
+    iw_jw_bool(o, "m", ti->m);
+    iw_jw_bool(o, "d", ti->d);
+    iw_jw_bool(o, "r", ti->r);
+    if (ti->m || ti->d)
+        iw_jw_uint(o, "ddp_seg_len", ti->ddp_seg_len);
+    if (ti->hdr_len)
+        iw_jw_hexbytes(o, "hdr_hex", ti->hdr, ti->hdr_len);
+}
+
+/* One CQ entry as an agent event. */
+static void event_from_wc(tgt *t, const iw_wc *wc) {
+    const iw_event *e = &wc->ev;
+    jbuf b;
+    if (!jbuf_open(&b))
+        return;
+    iw_jw *o = &b.j;
+    iw_jw_obj_begin(o, NULL);
+    switch (e->type) {
+    case IW_EV_CONNECTED: {
+        const iw_conn_info *in = e->info;
+        iw_jw_str(o, "type", "connected");
+        iw_jw_obj_begin(o, "mpa");
+        iw_jw_uint(o, "rev", in->mpa_rev);
+        iw_jw_bool(o, "enhanced", in->enhanced);
+        iw_jw_bool(o, "markers_tx", in->markers_tx);
+        iw_jw_bool(o, "markers_rx", in->markers_rx);
+        iw_jw_bool(o, "crc", in->crc);
+        iw_jw_bool(o, "p2p", in->p2p);
+        if (in->p2p)
+            iw_jw_str(o, "rtr", in->rtr & IW_RTR_WRITE  ? "write"
+                                    : in->rtr & IW_RTR_READ ? "read"
+                                                            : "send");
+        iw_jw_uint(o, "ird", in->ird);
+        iw_jw_uint(o, "ord", in->ord);
+        iw_jw_uint(o, "peer_ird", in->peer_ird);
+        iw_jw_uint(o, "peer_ord", in->peer_ord);
+        iw_jw_uint(o, "mulpdu", in->mulpdu);
+        iw_jw_obj_end(o);
+        iw_jw_hexbytes(o, "peer_private_data_hex", in->peer_private_data,
+                     in->peer_private_data_len);
+        break;
+    }
+    case IW_EV_REJECTED:
+        iw_jw_str(o, "type", "mpa_rejected");
+        if (e->info)
+            iw_jw_hexbytes(o, "peer_private_data_hex", e->info->peer_private_data,
+                         e->info->peer_private_data_len);
+        break;
+    case IW_EV_RECV: {
+        iw_jw_str(o, "type", "recv");
+        iw_jw_str(o, "status", status_name(e->status));
+        iw_jw_uint(o, "id", e->wr_id);
+        rbuf *r = rbuf_take(&t->recvs, e->wr_id);
+        if (e->status == IW_WC_SUCCESS) {
+            iw_jw_uint(o, "len", e->len);
+            iw_jw_uint(o, "msn", e->msn);
+            if (r && e->len <= r->len)
+                iw_jw_hexbytes(o, "data_hex", r->buf, e->len);
+            iw_jw_bool(o, "solicited", e->solicited);
+            if (e->has_inv)
+                iw_jw_hex32(o, "invalidated_stag", e->inv_stag);
+            if (e->has_imm)
+                iw_jw_hexbytes(o, "immediate_hex", e->imm, sizeof e->imm);
+        }
+        if (r) {
+            free(r->buf);
+            free(r);
+        }
+        break;
+    }
+    case IW_EV_SEND_DONE:
+    case IW_EV_WRITE_DONE:
+    case IW_EV_READ_DONE:
+    case IW_EV_ATOMIC_DONE: {
+        static const char *names[] = {[IW_EV_SEND_DONE] = "send_done",
+                                      [IW_EV_WRITE_DONE] = "write_done",
+                                      [IW_EV_READ_DONE] = "read_done",
+                                      [IW_EV_ATOMIC_DONE] = "atomic_done"};
+        iw_jw_str(o, "type", names[e->type]);
+        iw_jw_str(o, "status", status_name(e->status));
+        iw_jw_uint(o, "id", e->wr_id);
+        if (e->type == IW_EV_ATOMIC_DONE && e->status == IW_WC_SUCCESS) {
+            uint8_t be[8];
+            for (int i = 0; i < 8; i++)
+                be[i] = (uint8_t)(e->atomic_orig >> (56 - 8 * i));
+            iw_jw_hexbytes(o, "original_hex", be, 8);
+        }
+        rbuf *s = rbuf_take(&t->sends, e->wr_id);
+        if (s) {
+            free(s->buf);
+            free(s);
+        }
+        break;
+    }
+    case IW_EV_TERM_SENT:
+        event_term(o, "terminate_sent", &e->term);
+        break;
+    case IW_EV_TERM_RECEIVED:
+        event_term(o, "terminate_received", &e->term);
+        break;
+    case IW_EV_CLOSED: {
+        char reason[48];
+        lower_copy(reason, sizeof reason, iw_close_id(e->close));
+        iw_jw_str(o, "type", "closed");
+        iw_jw_str(o, "reason", reason);
+        break;
+    }
+    default:
+        iw_jw_str(o, "type", "error");
+        iw_jw_str(o, "what", "unknown engine event");
+        break;
+    }
+    iw_jw_obj_end(o);
+    event_push(t, &b);
+    jbuf_free(&b);
+}
+
+static void tgt_progress(tgt *t, int timeout_ms) {
+    if (!t->dev)
+        return;
+    iw_dev_progress(t->dev, timeout_ms);
+    if (t->lst && t->qp && !t->qp_attached && iw_accept(t->lst, t->qp) == 0)
+        t->qp_attached = true;
+    iw_wc wc[64];
+    int n;
+    while ((n = iw_cq_poll(t->cq, wc, 64)) > 0)
+        for (int i = 0; i < n; i++)
+            event_from_wc(t, &wc[i]);
+}
+
+/* ---- responses ---- */
+
+static int client_write(tgt *t, const char *s, size_t n) {
+    while (n) {
+        ssize_t w = send(t->client, s, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        s += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void respond(tgt *t, jbuf *o) {
+    const char *text = jbuf_text(o);
+    client_write(t, text, strlen(text));
+    client_write(t, "\n", 1);
+}
+
+static void respond_oom(tgt *t) {
+    static const char oom[] = "{\"ok\":false,\"error\":\"out of memory\"}\n";
+    client_write(t, oom, sizeof oom - 1);
+}
+
+static void respond_error(tgt *t, const char *msg) {
+    jbuf o;
+    if (!jbuf_open(&o))
+        return respond_oom(t);
+    iw_jw_obj_begin(&o.j, NULL);
+    iw_jw_bool(&o.j, "ok", false);
+    iw_jw_str(&o.j, "error", msg);
+    iw_jw_obj_end(&o.j);
+    respond(t, &o);
+    jbuf_free(&o);
+}
+
+static void respond_poll(tgt *t) {
+    jbuf o;
+    if (!jbuf_open(&o))
+        return respond_oom(t);
+    iw_jw_obj_begin(&o.j, NULL);
+    iw_jw_bool(&o.j, "ok", true);
+    iw_jw_arr_begin(&o.j, "events");
+    for (size_t i = 0; i < t->n_events; i++) {
+        iw_jw_raw(&o.j, NULL, t->events[i]);
+        free(t->events[i]);
+    }
+    t->n_events = 0;
+    iw_jw_arr_end(&o.j);
+    iw_jw_obj_end(&o.j);
+    respond(t, &o);
+    jbuf_free(&o);
+    t->poll_pending = false;
+}
+
+/* ---- request handlers ---- */
+
+static void settings_from_mpa(tgt *t, const iw_agent_mpa *m, iw_role role, iw_conn_settings *s) {
+    *s = t->mpa_set;
+    s->role = role;
+    if (m->rev >= 0)
+        s->mpa_rev = (uint8_t)m->rev;
+    if (m->markers >= 0)
+        s->markers = m->markers;
+    if (m->crc >= 0)
+        s->crc = m->crc;
+    if (m->p2p >= 0)
+        s->p2p = m->p2p;
+    if (m->rtr >= 0)
+        s->rtr = (unsigned)m->rtr;
+    if (m->ird >= 0)
+        s->ird = (uint16_t)m->ird;
+    if (m->ord >= 0)
+        s->ord = (uint16_t)m->ord;
+    if (s->p2p && s->mpa_rev < IW_MPA_REV2)
+        s->p2p = false;
+    s->reject = m->reject;
+    s->private_data = m->private_data;
+    s->private_data_len = (uint16_t)m->private_data_len;
+}
+
+static const char *do_connect(tgt *t, const iw_agent_req *r, iw_jw *o) {
+    if (t->qp)
+        return "a connection already exists (send reset first)";
+    iw_conn_settings s;
+    settings_from_mpa(t, &r->mpa, r->op == IW_AGENT_LISTEN ? IW_ROLE_RESPONDER : IW_ROLE_INITIATOR,
+                      &s);
+    if (iw_qp_create(t->dev, t->pd, t->cq, &s, &t->qp) < 0)
+        return "cannot create the queue pair";
+    if (r->op == IW_AGENT_CONNECT) {
+        if (iw_qp_connect(t->qp, r->host, r->port) < 0)
+            return "connect failed (host must be a numeric address)";
+        t->qp_attached = true;
+        return NULL;
+    }
+    if (iw_listen(t->dev, r->host, r->port, &t->lst) < 0)
+        return "cannot listen on that port";
+    iw_jw_uint(o, "port", iw_listener_port(t->lst));
+    return NULL;
+}
+
+static const char *do_reg_mr(tgt *t, const iw_agent_req *r, iw_jw *o) {
+    region *g = calloc(1, sizeof *g);
+    if (!g || !(g->mem = malloc(r->len + 2 * GUARD_LEN))) {
+        free(g);
+        return "out of memory";
+    }
+    memset(g->mem, GUARD_BYTE, r->len + 2 * GUARD_LEN);
+    g->buf = g->mem + GUARD_LEN;
+    memset(g->buf, r->fill < 0 ? 0 : r->fill, r->len);
+    g->len = r->len;
+    g->to = (uint64_t)(uintptr_t)g->buf; /* VA-based Tagged Offsets, as verbs do */
+    unsigned acc = 0;
+    if (r->access & IW_AGENT_ACC_LOCAL_WRITE)
+        acc |= IW_ACCESS_LOCAL_WRITE;
+    if (r->access & IW_AGENT_ACC_REMOTE_READ)
+        acc |= IW_ACCESS_REMOTE_READ;
+    if (r->access & IW_AGENT_ACC_REMOTE_WRITE)
+        acc |= IW_ACCESS_REMOTE_WRITE;
+    if (r->access & IW_AGENT_ACC_REMOTE_ATOMIC)
+        acc |= IW_ACCESS_REMOTE_ATOMIC;
+    if (iw_mr_reg(iw_dev_rnic(t->dev), r->pd_index ? t->pd2 : t->pd, g->buf, g->len, g->to, acc,
+                  &g->stag) < 0) {
+        free(g->mem);
+        free(g);
+        return "registration failed";
+    }
+    g->next = t->regions;
+    t->regions = g;
+    iw_jw_hex32(o, "stag", g->stag);
+    iw_jw_hex64(o, "to", g->to);
+    iw_jw_uint(o, "len", g->len);
+    return NULL;
+}
+
+static const char *do_region_op(tgt *t, const iw_agent_req *r, iw_jw *o) {
+    region *g = region_find(t, r->stag);
+    if (!g)
+        return "unknown stag";
+    switch (r->op) {
+    case IW_AGENT_DEREG_MR:
+        iw_mr_dereg(iw_dev_rnic(t->dev), g->stag);
+        for (region **p = &t->regions; *p; p = &(*p)->next)
+            if (*p == g) {
+                *p = g->next;
+                break;
+            }
+        /* An outstanding operation may still name it (a queued Read
+         * Response): keep the memory until reset rather than free it now. */
+        g->stag = 0;
+        g->next = NULL;
+        free(g->mem);
+        free(g);
+        return NULL;
+    case IW_AGENT_INVALIDATE:
+        return iw_mr_invalidate(iw_dev_rnic(t->dev), g->stag) < 0 ? "cannot invalidate" : NULL;
+    case IW_AGENT_READ_MR:
+        if (r->offset > g->len || r->len > g->len - r->offset)
+            return "offset/len outside the region";
+        iw_jw_hexbytes(o, "data_hex", g->buf + r->offset, r->len);
+        return NULL;
+    case IW_AGENT_WRITE_MR:
+        if (r->offset > g->len || r->data_len > g->len - r->offset)
+            return "offset/len outside the region";
+        memcpy(g->buf + r->offset, r->data, r->data_len);
+        return NULL;
+    case IW_AGENT_GUARD: {
+        bool intact = true;
+        for (size_t i = 0; i < GUARD_LEN; i++)
+            if (g->mem[i] != GUARD_BYTE || g->buf[g->len + i] != GUARD_BYTE)
+                intact = false;
+        iw_jw_bool(o, "intact", intact);
+        return NULL;
+    }
+    default:
+        return "internal error";
+    }
+}
+
+static const char *do_post_recv(tgt *t, const iw_agent_req *r) {
+    if (!t->qp || !iw_qp_conn(t->qp))
+        return "no connection";
+    for (uint32_t i = 0; i < r->count; i++) {
+        rbuf *b = calloc(1, sizeof *b);
+        if (!b || !(b->buf = calloc(1, r->len ? r->len : 1))) {
+            free(b);
+            return "out of memory";
+        }
+        b->len = (uint32_t)r->len;
+        b->wr_id = ++t->next_id;
+        if (iw_qp_post_recv(t->qp, b->wr_id, b->buf, b->len) < 0) {
+            free(b->buf);
+            free(b);
+            return "the connection no longer accepts receive buffers";
+        }
+        b->next = t->recvs;
+        t->recvs = b;
+    }
+    return NULL;
+}
+
+static const char *do_post_send(tgt *t, iw_agent_req *r, iw_jw *o) {
+    if (!t->qp || !iw_qp_conn(t->qp))
+        return "no connection";
+    iw_send_wr w = {0};
+    w.wr_id = ++t->next_id;
+    static const iw_wr_op ops[] = {
+        [IW_AGENT_KIND_SEND] = IW_WR_SEND,         [IW_AGENT_KIND_SEND_SE] = IW_WR_SEND_SE,
+        [IW_AGENT_KIND_SEND_INV] = IW_WR_SEND_INV, [IW_AGENT_KIND_SEND_SE_INV] = IW_WR_SEND_SE_INV,
+        [IW_AGENT_KIND_WRITE] = IW_WR_WRITE,       [IW_AGENT_KIND_READ] = IW_WR_READ,
+        [IW_AGENT_KIND_FETCH_ADD] = IW_WR_FETCH_ADD, [IW_AGENT_KIND_CMP_SWAP] = IW_WR_CMP_SWAP,
+        [IW_AGENT_KIND_IMMEDIATE] = IW_WR_IMM,     [IW_AGENT_KIND_IMMEDIATE_SE] = IW_WR_IMM_SE};
+    w.op = ops[r->kind];
+    w.inv_stag = r->inv_stag;
+    w.remote_stag = r->remote_stag;
+    w.remote_to = r->remote_to;
+    if (r->kind == IW_AGENT_KIND_READ) {
+        w.local_stag = r->stag;
+        w.local_to = r->to;
+        w.len = (uint32_t)r->len;
+    } else if (r->kind == IW_AGENT_KIND_FETCH_ADD) {
+        w.add_swap = r->add;
+        w.add_swap_mask = r->add_mask;
+    } else if (r->kind == IW_AGENT_KIND_CMP_SWAP) {
+        w.add_swap = r->swap;
+        w.compare = r->compare;
+        /* Unmasked compare-and-swap unless the runner says otherwise. */
+        w.add_swap_mask = r->swap_mask ? r->swap_mask : ~0ull;
+        w.compare_mask = r->compare_mask ? r->compare_mask : ~0ull;
+    } else if (r->kind == IW_AGENT_KIND_IMMEDIATE || r->kind == IW_AGENT_KIND_IMMEDIATE_SE) {
+        memcpy(w.imm, r->data, 8);
+    } else if (r->has_data) {
+        /* data_hex source: it must live until the send completes. */
+        rbuf *b = calloc(1, sizeof *b);
+        if (!b)
+            return "out of memory";
+        b->wr_id = w.wr_id;
+        b->buf = r->data;
+        b->len = (uint32_t)r->data_len;
+        r->data = NULL;
+        b->next = t->sends;
+        t->sends = b;
+        w.data = b->buf;
+        w.len = b->len;
+    } else {
+        region *g = NULL;
+        for (region *x = t->regions; x; x = x->next)
+            if (x->stag == r->stag)
+                g = x;
+        if (!g || r->to < g->to || r->to - g->to > g->len || r->len > g->len - (r->to - g->to))
+            return "local source stag/to/len is not inside a registered region";
+        w.data = g->buf + (r->to - g->to);
+        w.len = (uint32_t)r->len;
+    }
+    if (iw_qp_post_send(t->qp, &w) < 0)
+        return "the connection no longer accepts work";
+    iw_jw_uint(o, "id", w.wr_id);
+    return NULL;
+}
+
+static void handle_line(tgt *t, const char *line, size_t len) {
+    iw_agent_req r;
+    char err[200];
+    if (iw_agent_parse(&r, line, len, err, sizeof err) < 0) {
+        iw_agent_req_free(&r);
+        respond_error(t, err);
+        return;
+    }
+    if (t->verbose)
+        fprintf(stderr, "iwarp-target: %s\n", iw_agent_op_name(r.op));
+    jbuf ob;
+    if (!jbuf_open(&ob)) {
+        iw_agent_req_free(&r);
+        return respond_oom(t);
+    }
+    iw_jw *o = &ob.j;
+    iw_jw_obj_begin(o, NULL);
+    iw_jw_bool(o, "ok", true);
+    const char *fail = NULL;
+    switch (r.op) {
+    case IW_AGENT_HELLO:
+        iw_jw_str(o, "impl", "iwarpkit iwarp-target " IW_VERSION_STR);
+        iw_jw_uint(o, "version", IW_AGENT_VERSION);
+        iw_jw_obj_begin(o, "caps");
+        iw_jw_arr_begin(o, "mpa_rev");
+        iw_jw_uint(o, NULL, 1);
+        iw_jw_uint(o, NULL, 2);
+        iw_jw_arr_end(o);
+        iw_jw_bool(o, "markers", true);
+        iw_jw_bool(o, "crc", true);
+        iw_jw_bool(o, "atomics", true);
+        iw_jw_bool(o, "immediate", true);
+        iw_jw_bool(o, "send_inv", true);
+        iw_jw_arr_begin(o, "extensions");
+        iw_jw_str(o, NULL, "guard");
+        iw_jw_str(o, NULL, "reg_mr.pd");
+        iw_jw_str(o, NULL, "mpa.reject");
+        iw_jw_arr_end(o);
+        iw_jw_obj_end(o);
+        break;
+    case IW_AGENT_RESET:
+        tgt_teardown(t);
+        if (tgt_setup(t) < 0)
+            fail = "cannot re-create the device";
+        break;
+    case IW_AGENT_LISTEN:
+    case IW_AGENT_CONNECT:
+        fail = do_connect(t, &r, o);
+        break;
+    case IW_AGENT_REG_MR:
+        fail = do_reg_mr(t, &r, o);
+        break;
+    case IW_AGENT_DEREG_MR:
+    case IW_AGENT_INVALIDATE:
+    case IW_AGENT_READ_MR:
+    case IW_AGENT_WRITE_MR:
+    case IW_AGENT_GUARD:
+        fail = do_region_op(t, &r, o);
+        break;
+    case IW_AGENT_POST_RECV:
+        fail = do_post_recv(t, &r);
+        break;
+    case IW_AGENT_POST_SEND:
+        fail = do_post_send(t, &r, o);
+        break;
+    case IW_AGENT_POLL:
+        /* Answered when an event exists or the timeout passes. */
+        t->poll_pending = true;
+        t->poll_deadline = now_ms() + (uint64_t)r.timeout_ms;
+        jbuf_free(&ob);
+        iw_agent_req_free(&r);
+        return;
+    case IW_AGENT_CLOSE:
+        if (!t->qp || !iw_qp_conn(t->qp))
+            fail = "no connection";
+        else if (iw_qp_close(t->qp) < 0)
+            fail = "close failed";
+        break;
+    default:
+        fail = "unsupported op";
+        break;
+    }
+    iw_jw_obj_end(o);
+    if (fail)
+        respond_error(t, fail);
+    else
+        respond(t, &ob);
+    jbuf_free(&ob);
+    iw_agent_req_free(&r);
+}
+
+/* Split buffered client input into lines; over-long lines are refused. */
+static int client_input(tgt *t) {
+    char buf[65536];
+    ssize_t n = recv(t->client, buf, sizeof buf, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+    if (n <= 0)
+        return -1;
+    for (ssize_t i = 0; i < n; i++) {
+        if (buf[i] == '\n') {
+            if (t->in_discard)
+                respond_error(t, "request line too long");
+            else if (t->in_len)
+                handle_line(t, t->in, t->in_len);
+            t->in_len = 0;
+            t->in_discard = false;
+            if (t->client < 0)
+                return -1;
+            continue;
+        }
+        if (t->in_discard)
+            continue;
+        if (t->in_len >= IW_AGENT_LINE_MAX) {
+            t->in_discard = true;
+            continue;
+        }
+        t->in[t->in_len++] = buf[i];
+    }
+    return 0;
+}
+
+static int parse_hostport(const char *s, char *host, size_t hl, uint16_t *port) {
+    const char *c = strrchr(s, ':');
+    if (!c || (size_t)(c - s) >= hl || c == s)
+        return -1;
+    char *e;
+    unsigned long p = strtoul(c + 1, &e, 10);
+    if (*e || p > 65535 || c[1] == 0)
+        return -1;
+    memcpy(host, s, (size_t)(c - s));
+    host[c - s] = 0;
+    if (host[0] == '[') { /* [::1]:7400 */
+        size_t k = strlen(host);
+        if (host[k - 1] != ']')
+            return -1;
+        memmove(host, host + 1, k - 2);
+        host[k - 2] = 0;
+    }
+    *port = (uint16_t)p;
+    return 0;
+}
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: iwarp-target [--agent HOST:PORT] [--once] [--verbose]\n"
+               "  --agent HOST:PORT  agent protocol listener (default 127.0.0.1:7400)\n"
+               "  --once             exit after the first runner session ends\n"
+               "  --verbose          log each request to stderr\n");
+}
+
+int main(int argc, char **argv) {
+    char host[64] = "127.0.0.1";
+    uint16_t port = 7400;
+    bool once = false, verbose = false;
+    static const struct option opts[] = {{"agent", required_argument, 0, 'a'},
+                                         {"once", no_argument, 0, 'o'},
+                                         {"verbose", no_argument, 0, 'v'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "a:ovh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'a':
+            if (parse_hostport(optarg, host, sizeof host, &port) < 0) {
+                fprintf(stderr, "iwarp-target: --agent wants HOST:PORT, got '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'o':
+            once = true;
+            break;
+        case 'v':
+            verbose = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind != argc) {
+        usage(stderr);
+        return 2;
+    }
+    struct sockaddr_storage ss = {0};
+    socklen_t sl;
+    struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+    if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons(port);
+        sl = sizeof *a4;
+    } else if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons(port);
+        sl = sizeof *a6;
+    } else {
+        fprintf(stderr, "iwarp-target: '%s' is not a numeric IPv4/IPv6 address\n", host);
+        return 2;
+    }
+    int lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&ss, sl) < 0 || listen(lfd, 4) < 0) {
+        fprintf(stderr, "iwarp-target: cannot listen on %s:%u: %s\n", host, port,
+                strerror(errno));
+        return 1;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    fprintf(stderr, "iwarp-target: agent protocol on %s:%u\n", host, port);
+
+    tgt t = {0};
+    t.client = -1;
+    t.verbose = verbose;
+    t.in = malloc(IW_AGENT_LINE_MAX);
+    iw_conn_settings_default(&t.mpa_set, IW_ROLE_RESPONDER);
+    if (!t.in || tgt_setup(&t) < 0) {
+        fprintf(stderr, "iwarp-target: out of memory\n");
+        return 1;
+    }
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event ev = {.events = EPOLLIN, .data.fd = lfd};
+    epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev);
+    int rc = 0;
+    while (!stop_flag) {
+        int devfd = iw_dev_fd(t.dev);
+        ev = (struct epoll_event){.events = EPOLLIN, .data.fd = devfd};
+        epoll_ctl(ep, EPOLL_CTL_ADD, devfd, &ev); /* re-added after a reset */
+        int timeout = 50;
+        if (t.poll_pending) {
+            uint64_t now = now_ms();
+            timeout = t.poll_deadline > now ? (int)(t.poll_deadline - now) : 0;
+            if (timeout > 50)
+                timeout = 50;
+        }
+        struct epoll_event evs[8];
+        int n = epoll_wait(ep, evs, 8, timeout);
+        for (int i = 0; i < n; i++) {
+            int fd = evs[i].data.fd;
+            if (fd == lfd) {
+                int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+                if (cfd < 0)
+                    continue;
+                if (t.client >= 0) {
+                    static const char busy[] =
+                        "{\"ok\":false,\"error\":\"another runner is connected\"}\n";
+                    (void)!send(cfd, busy, sizeof busy - 1, MSG_NOSIGNAL);
+                    close(cfd);
+                    continue;
+                }
+                t.client = cfd;
+                t.in_len = 0;
+                t.in_discard = false;
+                struct timeval tv = {5, 0}; /* a runner that stops reading is dropped */
+                setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+                ev = (struct epoll_event){.events = EPOLLIN, .data.fd = cfd};
+                epoll_ctl(ep, EPOLL_CTL_ADD, cfd, &ev);
+            } else if (fd == t.client) {
+                if (client_input(&t) < 0) {
+                    /* Session over: back to the state after start. */
+                    epoll_ctl(ep, EPOLL_CTL_DEL, t.client, NULL);
+                    close(t.client);
+                    t.client = -1;
+                    epoll_ctl(ep, EPOLL_CTL_DEL, iw_dev_fd(t.dev), NULL);
+                    tgt_teardown(&t);
+                    if (tgt_setup(&t) < 0) {
+                        rc = 1;
+                        stop_flag = 1;
+                    }
+                    if (once)
+                        stop_flag = 1;
+                }
+            }
+        }
+        tgt_progress(&t, 0);
+        if (t.poll_pending && t.client >= 0 && (t.n_events || now_ms() >= t.poll_deadline))
+            respond_poll(&t);
+    }
+    tgt_teardown(&t);
+    free(t.events);
+    free(t.in);
+    if (t.client >= 0)
+        close(t.client);
+    close(lfd);
+    close(ep);
+    return rc;
+}
