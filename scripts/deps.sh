@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what iwarpkit needs on Debian 12 (bookworm). Idempotent: apt runs
+# only when a package is missing, so repeated runs cost nothing.
+#   scripts/deps.sh          build + test dependencies
+set -euo pipefail
+
+pkgs=(
+  build-essential cmake pkg-config   # the build
+  clang-14 clang libclang-rt-14-dev  # second compiler; ASan/UBSan/libFuzzer runtimes
+  libisal-dev                        # ISA-L crc32_iscsi: the CRC benchmark's baseline
+  xxd                                # sample hex dumps are in xxd format
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
