@@ -626,12 +626,65 @@ int iw_conn_rx_commit(iw_conn *c, size_t n, iw_tstamp now) {
     return 0;
 }
 
+/* Whole-FPDU fast path for the copying form: when an entire FPDU with no
+ * marker inside lies in the input, take it apart in one pass through the
+ * same header, validation and completion steps the piecewise path uses
+ * (rx_header, rx_fpdu_done), so both give the same verdicts. Returns the
+ * octets used, or 0 to let the piecewise path handle it. */
+static size_t rx_fast_fpdu(iw_conn *c, const uint8_t *in, size_t len) {
+    if (c->rx != RX_HDR || c->hdr_got || c->marker_got || len < IW_MPA_HDR_LEN + 2)
+        return 0;
+    uint16_t ulpdu = iw_get_u16(in);
+    size_t total = IW_MPA_HDR_LEN + (size_t)ulpdu + iw_mpa_pad_len(ulpdu) + IW_MPA_CRC_LEN;
+    if (len < total || ulpdu < 2)
+        return 0;
+    if (c->rx_markers && iw_mpa_marker_gap(c->rx_pos) < total)
+        return 0; /* a marker falls inside: the piecewise path steers it */
+    c->fpdu_started = true;
+    c->fpdu_hdr_pos = c->rx_pos;
+    c->ulpdu_len = ulpdu;
+    c->len_known = c->want_known = true;
+    memcpy(c->hdr, in, IW_MPA_HDR_LEN + 2);
+    c->hdr_got = IW_MPA_HDR_LEN + 2;
+    size_t want = rx_hdr_want(c);
+    memcpy(c->hdr, in, IW_MPA_HDR_LEN + want);
+    c->hdr_got = c->hdr_need = IW_MPA_HDR_LEN + want;
+    rx_header(c);
+    const uint8_t *pay = in + c->hdr_got;
+    if (c->pay_dst && c->pay_left) {
+        memcpy(c->pay_dst, pay, c->pay_left);
+        c->stats.payload_copies += c->pay_left;
+        c->pay_done = (uint32_t)c->pay_left;
+    }
+    c->pay_left = 0;
+    unsigned pad = iw_mpa_pad_len(ulpdu);
+    memcpy(c->trailer, pay + (ulpdu + IW_MPA_HDR_LEN - c->hdr_got), pad + IW_MPA_CRC_LEN);
+    memcpy(c->trailer + 4, in + total - IW_MPA_CRC_LEN, IW_MPA_CRC_LEN);
+    c->pad_got = pad;
+    c->crc_got = IW_MPA_CRC_LEN;
+    if (c->rx_crc)
+        c->rx_crc_state = iw_crc32c_update(IW_CRC32C_INIT, in, total - IW_MPA_CRC_LEN);
+    c->rx_pos += (uint32_t)total;
+    c->stats.bytes_rx += total;
+    c->rx = RX_CRC;
+    c->n_pieces = 0;
+    return total;
+}
+
 iw_ssize iw_conn_recv(iw_conn *c, const uint8_t *in, size_t len, iw_tstamp now) {
     size_t used = 0;
     iw_iovec iov[RX_PIECES];
     while (used < len) {
         if (c->rx == RX_IDLE)
             return (iw_ssize)len; /* nothing more is read on this stream */
+        size_t fast = rx_fast_fpdu(c, in + used, len - used);
+        if (fast) {
+            used += fast;
+            int rc = rx_fpdu_done(c);
+            if (rc)
+                return rc;
+            continue;
+        }
         int n = iw_conn_rx_iov(c, iov, RX_PIECES);
         if (n <= 0)
             return (iw_ssize)len;
