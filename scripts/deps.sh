@@ -8,7 +8,10 @@ pkgs=(
   build-essential cmake pkg-config   # the build
   clang-14 clang libclang-rt-14-dev  # second compiler; ASan/UBSan/libFuzzer runtimes
   libisal-dev                        # ISA-L crc32_iscsi: the CRC benchmark's baseline
-  xxd                                # sample hex dumps are in xxd format
+  libpcap-dev                        # pcap output (runner) and pcap input (iwarp-decode)
+  libwireshark-dev wireshark-dev tshark  # the epan plugin and its golden replays
+  libibverbs-dev librdmacm-dev       # iwarp-agent: the agent protocol over rdma-core
+  python3-scapy python3-pytest       # Scapy layers, checked against libiwarp
 )
 
 missing=()

@@ -1,0 +1,950 @@
+/* packet-iwarpkit-mpa.c
+ * MPA over TCP: RFC 5044 (Marker PDU Aligned Framing), RFC 6581 (enhanced
+ * startup, MPA v2). Part of the iwarpkit Wireshark plugin.
+ *
+ * Framing: each direction of a TCP connection is a run of MPA Request or
+ * Reply frames followed by FPDUs. The plugin keeps its own PDU loop over the
+ * TCP payload (TCP desegmentation fills in FPDUs split across segments) and
+ * sizes every PDU with libiwarp's iw_mpa_fpdu_len(), which returns 0 for
+ * "need more". Marker positions come from the TCP sequence number of each
+ * PDU relative to SeqStart, the first octet of Full Operation in that
+ * direction (RFC 5044 §4.3), in unsigned 32-bit arithmetic, so markers at
+ * any segment offset and across sequence wrap work.
+ *
+ * Stream discovery:
+ *   - an MPA Request or Reply key claims the connection (heuristic);
+ *   - mid-stream (no startup frames captured): a segment that starts an
+ *     FPDU whose CRC verifies, or, without CRC, one whose FPDUs tile the
+ *     segment and decode as DDP/RDMAP with no verdict; markers are found by
+ *     trying the grid phases;
+ *   - Decode As / the TCP port preference force it.
+ * State is built on the first pass only (PINFO_FD_VISITED) and every PDU's
+ * framing decision is stored per frame, keyed by its sequence number.
+ *
+ * Limitations: a segment that begins inside an FPDU after a capture gap is
+ * shown as undecoded until a segment starts at an FPDU again (markers are
+ * not yet used to resynchronise); RDMAC (Rev 0) framing is not decoded. */
+#include <string.h>
+
+#include <epan/conversation.h>
+#include <epan/prefs.h>
+#include <epan/proto_data.h>
+#include <epan/show_exception.h>
+#include <epan/exceptions.h>
+#include <epan/dissectors/packet-tcp.h>
+
+#include "packet-iwarpkit.h"
+
+int proto_iwk_mpa = -1;
+int hf_iwk_alert = -1;
+gint ett_iwk_alert = -1;
+
+static dissector_handle_t iwk_tcp_handle;
+
+/* Preferences. */
+static gboolean pref_check_crc = TRUE;
+static gboolean pref_midstream = TRUE;
+static gboolean pref_midstream_no_crc = TRUE;
+static gboolean pref_yield = FALSE;
+static gboolean pref_desegment = TRUE;
+
+static int hf_rr = -1;
+static int hf_key = -1;
+static int hf_rr_type = -1;
+static int hf_flags = -1;
+static int hf_flag_m = -1;
+static int hf_flag_c = -1;
+static int hf_flag_r = -1;
+static int hf_flag_s = -1;
+static int hf_flag_res = -1;
+static int hf_rev = -1;
+static int hf_pd_len = -1;
+static int hf_pd = -1;
+static int hf_ulp_pd = -1;
+static int hf_v2 = -1;
+static int hf_v2_a = -1;
+static int hf_v2_b = -1;
+static int hf_v2_ird = -1;
+static int hf_v2_c = -1;
+static int hf_v2_d = -1;
+static int hf_v2_ord = -1;
+static int hf_fpdu = -1;
+static int hf_ulpdu_len = -1;
+static int hf_pad = -1;
+static int hf_crc = -1;
+static int hf_crc_status = -1;
+static int hf_marker = -1;
+static int hf_marker_res = -1;
+static int hf_marker_ptr = -1;
+static int hf_stream_pos = -1;
+static int hf_markers_on = -1;
+static int hf_crc_on = -1;
+static int hf_lost = -1;
+static int hf_conv = -1;
+
+static gint ett_mpa = -1;
+static gint ett_rr = -1;
+static gint ett_flags = -1;
+static gint ett_v2 = -1;
+static gint ett_fpdu = -1;
+static gint ett_marker = -1;
+
+static expert_field ei_lost = EI_INIT;
+static expert_field ei_truncated = EI_INIT;
+static expert_field ei_partial = EI_INIT;
+static expert_field ei_retrans = EI_INIT;
+static expert_field ei_v2_reply_not_p2p = EI_INIT;
+static expert_field ei_v2_ord = EI_INIT;
+static expert_field ei_v2_rtr_unsupported = EI_INIT;
+static expert_field ei_responder_first = EI_INIT;
+static expert_field ei_rr_after_fo = EI_INIT;
+
+static const value_string rr_type_vals[] = {
+    {IW_MPA_REQUEST, "MPA Request"}, {IW_MPA_REPLY, "MPA Reply"}, {0, NULL}};
+
+#define PDU_RR 1
+#define PDU_FPDU 2
+#define PDU_LOST 3
+
+/* The first-pass framing decision for one PDU, replayed on later passes. */
+typedef struct iwk_pdu {
+    guint8 kind;
+    gboolean markers;
+    gboolean crc_on;
+    guint32 pos;         /* grid position of the first wire octet */
+    guint32 len;         /* wire length; 0 until the PDU was complete */
+    gboolean track;      /* first-pass state may be updated by this PDU */
+    gboolean resp_first; /* responder FPDU before any initiator FPDU */
+    gboolean midstream_lost; /* LOST before framing was established */
+    iw_verdict expect;   /* MPA frame where the other type was due */
+    guint8 v2_flags;
+} iwk_pdu;
+
+#define V2_REPLY_NOT_P2P 0x1
+#define V2_ORD_TOO_BIG 0x2
+#define V2_RR_AFTER_FO 0x4
+
+static guint32 conv_count;
+
+static void iwk_mpa_init(void) { conv_count = 0; }
+
+/* ---------------- conversation state ---------------- */
+
+static iwk_conv *conv_new(conversation_t *conv, packet_info *pinfo) {
+    iwk_conv *c = wmem_new0(wmem_file_scope(), iwk_conv);
+    copy_address_wmem(wmem_file_scope(), &c->addr0, &pinfo->src);
+    c->port0 = pinfo->srcport;
+    c->crc = -1;
+    c->index = ++conv_count;
+    c->init_dir = -1;
+    for (int d = 0; d < 2; d++) {
+        c->dir[d].markers = -1;
+        c->dir[d].tagged = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
+        c->dir[d].reads = wmem_list_new(wmem_file_scope());
+        c->dir[d].atomics = wmem_list_new(wmem_file_scope());
+    }
+    conversation_add_proto_data(conv, proto_iwk_mpa, c);
+    return c;
+}
+
+static int conv_dir(const iwk_conv *c, const packet_info *pinfo) {
+    return (pinfo->srcport == c->port0 && addresses_equal(&pinfo->src, &c->addr0)) ? 0 : 1;
+}
+
+static const guint8 *tvb_bytes(tvbuff_t *tvb, guint offset, guint *len) {
+    *len = tvb_captured_length_remaining(tvb, offset);
+    return *len ? tvb_get_ptr(tvb, offset, *len) : NULL;
+}
+
+/* ---------------- framing probes (all through libiwarp) ---------------- */
+
+/* True if the bytes begin with an MPA Request or Reply key. */
+static gboolean probe_rr(const guint8 *p, guint len, iw_mpa_rr *rr) {
+    iw_verdict v;
+    if (len < IW_MPA_KEY_LEN)
+        return FALSE;
+    iw_ssize r = iw_mpa_rr_decode(rr, p, len, &v);
+    return !(r == IW_ERR_PROTO && v.close == IW_CLOSE_MPA_BAD_KEY);
+}
+
+/* One FPDU at p decodes with (markers, pos); *strong when its CRC
+ * verifies. DDP/RDMAP must decode without a verdict unless the CRC holds.
+ * Returns the wire length or 0. */
+static guint probe_fpdu(const guint8 *p, guint len, guint32 pos, gboolean markers,
+                        gboolean need_marker, gboolean *strong, guint8 *scratch) {
+    size_t total = iw_mpa_fpdu_len(p, len, pos, markers);
+    if (total == 0 || total > len)
+        return 0;
+    iw_mpa_fpdu f;
+    iw_verdict v;
+    unsigned flags = (markers ? IW_MPA_MARKERS : 0) | IW_MPA_CRC;
+    iw_ssize r = iw_mpa_fpdu_decode(&f, p, len, pos, flags, scratch, IW_MPA_ULPDU_MAX, &v);
+    if (r == IW_ERR_NEED_MORE || r == IW_ERR_NOBUF)
+        return 0;
+    if (markers && (!f.marker_ok || (need_marker && f.n_markers == 0)))
+        return 0;
+    iw_rdmap_msg m;
+    iw_verdict mv;
+    gboolean ddp_ok = f.ulpdu_len && iw_rdmap_decode(&m, f.ulpdu, f.ulpdu_len, &mv) >= 0;
+    *strong = f.crc == IW_CRC_GOOD;
+    if (!*strong && !ddp_ok)
+        return 0;
+    return (guint)total;
+}
+
+/* Mid-stream: does an FPDU start at p? Finds markers and the grid phase.
+ * On success fills *markers, *pos (grid position of p) and *crc. */
+static gboolean detect_fpdu(const guint8 *p, guint len, gboolean allow_weak, int markers_hint,
+                            gboolean *markers, guint32 *pos, int *crc) {
+    if (len < IW_MPA_HDR_LEN + IW_DDP_TAGGED_HDR_LEN + IW_MPA_CRC_LEN)
+        return FALSE;
+    guint8 *scratch = (guint8 *)wmem_alloc(wmem_packet_scope(), IW_MPA_ULPDU_MAX);
+    /* Candidates: no markers; a marker at p (grid start, FPDUPTR 0);
+     * then every 4-aligned phase that puts a marker inside the data. */
+    guint32 cand_pos[2 + IW_MPA_MARKER_INTERVAL / 4];
+    gboolean cand_m[2 + IW_MPA_MARKER_INTERVAL / 4];
+    int n = 0;
+    if (markers_hint != 1) {
+        cand_pos[n] = 0;
+        cand_m[n++] = FALSE;
+    }
+    if (markers_hint != 0) {
+        cand_pos[n] = 0;
+        cand_m[n++] = TRUE;
+        /* Cheap filter before trying phases: a DDP header with DV and RV 1
+         * right after ULPDU_Length. */
+        iw_ddp_hdr h;
+        if (iw_ddp_decode_hdr(&h, p + IW_MPA_HDR_LEN, len - IW_MPA_HDR_LEN) > 0 &&
+            h.dv == IW_DDP_VERSION && (h.rsvd_ulp >> 6) == IW_RDMAP_VERSION) {
+            for (guint w = 4; w < IW_MPA_MARKER_INTERVAL && w + IW_MPA_MARKER_LEN <= len; w += 4) {
+                cand_pos[n] = IW_MPA_MARKER_INTERVAL - w;
+                cand_m[n++] = TRUE;
+            }
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        gboolean strong = FALSE;
+        guint total = probe_fpdu(p, len, cand_pos[i], cand_m[i], TRUE, &strong, scratch);
+        if (!total)
+            continue;
+        if (!strong) {
+            /* Without a CRC: every FPDU in the segment must decode and the
+             * last must end exactly at the segment's end. */
+            if (!allow_weak)
+                continue;
+            guint off = total;
+            guint32 ppos = cand_pos[i] + total;
+            gboolean ok = TRUE;
+            while (off < len) {
+                gboolean s2;
+                guint t2 = probe_fpdu(p + off, len - off, ppos, cand_m[i], FALSE, &s2, scratch);
+                if (!t2) {
+                    ok = FALSE;
+                    break;
+                }
+                off += t2;
+                ppos += t2;
+            }
+            if (!ok || off != len)
+                continue;
+        }
+        *markers = cand_m[i];
+        *pos = cand_pos[i];
+        *crc = strong ? 1 : 0;
+        return TRUE;
+    }
+    return FALSE;
+}
+
+/* ---------------- PDU classification (first pass) ---------------- */
+
+static gboolean seq_before(guint32 a, guint32 b) { return (gint32)(a - b) < 0; }
+
+/* Decide what starts at seq. Pure: state changes happen when the PDU is
+ * complete (pdu_commit). */
+static iwk_pdu classify(tvbuff_t *tvb, guint offset, guint32 seq, iwk_conv *c, int d) {
+    iwk_dir *D = &c->dir[d];
+    iwk_pdu pd;
+    memset(&pd, 0, sizeof pd);
+    pd.track = TRUE;
+    guint len;
+    const guint8 *p = tvb_bytes(tvb, offset, &len);
+    iw_mpa_rr rr;
+
+    if (!D->fo_known) {
+        /* Direction not in Full Operation: startup frame, or find FPDUs. */
+        if (!D->rejected && p && probe_rr(p, len, &rr)) {
+            pd.kind = PDU_RR;
+            return pd;
+        }
+        gboolean m;
+        guint32 pos;
+        int crc;
+        if (p && !D->rejected &&
+            detect_fpdu(p, len, pref_midstream_no_crc || c->crc == 0, D->markers, &m, &pos, &crc)) {
+            pd.kind = PDU_FPDU;
+            pd.markers = m;
+            pd.pos = pos;
+            pd.crc_on = c->crc == -1 ? crc == 1 : c->crc == 1;
+            return pd;
+        }
+        pd.kind = PDU_LOST;
+        pd.midstream_lost = TRUE;
+        return pd;
+    }
+    /* Full Operation: an MPA frame again is a protocol error, shown as such. */
+    if (p && D->in_sync && seq == D->nxt_seq && !D->n_fpdus && probe_rr(p, len, &rr)) {
+        pd.kind = PDU_RR;
+        return pd;
+    }
+    pd.markers = D->markers == 1;
+    pd.pos = seq - D->fo_seq;
+    pd.crc_on = c->crc == 1;
+    if (D->in_sync && seq == D->nxt_seq) {
+        if (D->markers == -1) {
+            /* RFC 5044 §7.1.2 rule 7: with markers, Full Operation opens
+             * with a marker; pick the reading that decodes. */
+            gboolean m, strong;
+            guint32 pos;
+            int crc;
+            guint8 *scratch = (guint8 *)wmem_alloc(wmem_packet_scope(), IW_MPA_ULPDU_MAX);
+            if (p && detect_fpdu(p, len, TRUE, pd.pos == 0 ? -1 : 0, &m, &pos, &crc) &&
+                (pos == pd.pos || !m))
+                pd.markers = m;
+            else
+                pd.markers = p && probe_fpdu(p, len, pd.pos, TRUE, FALSE, &strong, scratch) != 0;
+        }
+        pd.kind = PDU_FPDU;
+        return pd;
+    }
+    if (D->in_sync && seq_before(seq, D->nxt_seq)) {
+        pd.kind = PDU_LOST; /* retransmitted or overlapping data */
+        pd.track = FALSE;
+        return pd;
+    }
+    /* Capture gap or lost framing (TCP could not reassemble, e.g. absolute
+     * sequence numbers across wrap): accept the segment if an FPDU starts
+     * here, else look for the next FPDU start. FPDUs are multiples of 4
+     * octets from SeqStart (§4.1), so only those offsets are tried, and
+     * only a verified CRC is trusted away from the segment's start. */
+    gboolean strong = FALSE;
+    guint8 *scratch = (guint8 *)wmem_alloc(wmem_packet_scope(), IW_MPA_ULPDU_MAX);
+    if (p && probe_fpdu(p, len, pd.pos, pd.markers, FALSE, &strong, scratch) &&
+        (strong || c->crc != 1)) {
+        pd.kind = PDU_FPDU;
+        return pd;
+    }
+    pd.kind = PDU_LOST;
+    if (p && c->crc == 1) {
+        for (guint k = (0u - pd.pos) & 3u; k < len; k += 4) {
+            if (k && probe_fpdu(p + k, len - k, pd.pos + k, pd.markers, FALSE, &strong, scratch) &&
+                strong) {
+                pd.len = k;
+                break;
+            }
+        }
+    }
+    return pd;
+}
+
+/* Wire length of the PDU at offset, or 0 for "need more". */
+static guint pdu_len(const iwk_pdu *pd, tvbuff_t *tvb, guint offset) {
+    guint len;
+    const guint8 *p = tvb_bytes(tvb, offset, &len);
+    switch (pd->kind) {
+    case PDU_RR: {
+        iw_mpa_rr rr;
+        iw_verdict v;
+        if (len < IW_MPA_RR_HDR_LEN)
+            return 0;
+        iw_ssize r = iw_mpa_rr_decode(&rr, p, len, &v);
+        if (r > 0)
+            return (guint)r;
+        if (r == IW_ERR_NEED_MORE)
+            return IW_MPA_RR_HDR_LEN + rr.pd_len;
+        /* Bad Rev or PD_Length: judged on the fixed header alone. */
+        return v.close == IW_CLOSE_MPA_V2_PD_SHORT ? IW_MPA_RR_HDR_LEN + rr.pd_len
+                                                   : IW_MPA_RR_HDR_LEN;
+    }
+    case PDU_FPDU:
+        return p ? (guint)iw_mpa_fpdu_len(p, len, pd->pos, pd->markers) : 0;
+    default:
+        /* Undecodable octets: up to a resynchronisation point, or all. */
+        return pd->len ? pd->len : (guint)tvb_reported_length_remaining(tvb, offset);
+    }
+}
+
+/* ---------------- MPA Request / Reply ---------------- */
+
+static void add_flag(proto_tree *t, int hf, tvbuff_t *tvb, guint off, gboolean on, guint8 mask) {
+    proto_tree_add_boolean(t, hf, tvb, off, 1, on ? mask : 0);
+}
+
+static void dissect_rr(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_conv *c, int d,
+                       iwk_pdu *pd, guint32 seq) {
+    guint len;
+    const guint8 *p = tvb_bytes(tvb, 0, &len);
+    iw_mpa_rr rr;
+    iw_verdict v;
+    iw_ssize r = iw_mpa_rr_decode(&rr, p, len, &v);
+
+    proto_item *ti = proto_tree_add_item(tree, proto_iwk_mpa, tvb, 0, -1, ENC_NA);
+    proto_tree *mt = proto_item_add_subtree(ti, ett_mpa);
+    proto_item *ri = proto_tree_add_uint(mt, hf_rr_type, tvb, 0, tvb_reported_length(tvb), rr.type);
+    proto_tree *rt = proto_item_add_subtree(ri, ett_rr);
+    proto_item_append_text(ti, ", %s", val_to_str_const(rr.type, rr_type_vals, "MPA frame"));
+    proto_tree_add_item(rt, hf_key, tvb, 0, IW_MPA_KEY_LEN, ENC_ASCII);
+
+    /* Flags octet: composed from the decoded bits. */
+    guint8 res = rr.rev >= IW_MPA_REV2 ? rr.res : (guint8)(rr.res & 0x1F);
+    guint8 fl = (guint8)((rr.m ? 0x80 : 0) | (rr.c ? 0x40 : 0) | (rr.r ? 0x20 : 0) |
+                         (rr.s ? 0x10 : 0) | res);
+    proto_item *fi = proto_tree_add_uint(rt, hf_flags, tvb, 16, 1, fl);
+    proto_tree *ft = proto_item_add_subtree(fi, ett_flags);
+    add_flag(ft, hf_flag_m, tvb, 16, rr.m, 0x80);
+    add_flag(ft, hf_flag_c, tvb, 16, rr.c, 0x40);
+    add_flag(ft, hf_flag_r, tvb, 16, rr.r, 0x20);
+    if (rr.rev >= IW_MPA_REV2)
+        add_flag(ft, hf_flag_s, tvb, 16, rr.s, 0x10);
+    proto_tree_add_uint(ft, hf_flag_res, tvb, 16, 1, res);
+    proto_tree_add_uint(rt, hf_rev, tvb, 17, 1, rr.rev);
+    proto_item *pli = proto_tree_add_uint(rt, hf_pd_len, tvb, 18, 2, rr.pd_len);
+
+    GString *info = g_string_new(rr.type == IW_MPA_REQUEST ? "MPA Request" : "MPA Reply");
+    g_string_append_printf(info, " rev %u%s%s%s", rr.rev, rr.m ? " M" : "", rr.c ? " C" : "",
+                           rr.r ? " R(reject)" : "");
+    if (r >= 0 && rr.pd_len) {
+        proto_tree_add_item(rt, hf_pd, tvb, IW_MPA_RR_HDR_LEN, rr.pd_len, ENC_NA);
+        if (rr.enhanced) {
+            proto_item *vi = proto_tree_add_item(rt, hf_v2, tvb, IW_MPA_RR_HDR_LEN,
+                                                 IW_MPA_V2_DATA_LEN, ENC_NA);
+            proto_tree *vt = proto_item_add_subtree(vi, ett_v2);
+            guint o = IW_MPA_RR_HDR_LEN;
+            proto_tree_add_boolean(vt, hf_v2_a, tvb, o, 2, rr.v2.p2p ? 0x8000 : 0);
+            proto_tree_add_boolean(vt, hf_v2_b, tvb, o, 2, rr.v2.rtr_send ? 0x4000 : 0);
+            proto_tree_add_uint(vt, hf_v2_ird, tvb, o, 2, rr.v2.ird);
+            proto_tree_add_boolean(vt, hf_v2_c, tvb, o + 2, 2, rr.v2.rtr_write ? 0x8000 : 0);
+            proto_tree_add_boolean(vt, hf_v2_d, tvb, o + 2, 2, rr.v2.rtr_read ? 0x4000 : 0);
+            proto_tree_add_uint(vt, hf_v2_ord, tvb, o + 2, 2, rr.v2.ord);
+            proto_item_append_text(vi, ": %s, IRD %u, ORD %u%s%s%s",
+                                   rr.v2.p2p ? "peer-to-peer" : "client-server", rr.v2.ird,
+                                   rr.v2.ord, rr.v2.rtr_send ? ", Send RTR" : "",
+                                   rr.v2.rtr_write ? ", Write RTR" : "",
+                                   rr.v2.rtr_read ? ", Read RTR" : "");
+            g_string_append_printf(info, " IRD %u ORD %u%s%s%s%s", rr.v2.ird, rr.v2.ord,
+                                   rr.v2.p2p ? " P2P" : "", rr.v2.rtr_send ? " B" : "",
+                                   rr.v2.rtr_write ? " C" : "", rr.v2.rtr_read ? " D" : "");
+        }
+        if (rr.ulp_pd_len)
+            proto_tree_add_item(rt, hf_ulp_pd, tvb, (gint)(rr.ulp_pd - p), rr.ulp_pd_len,
+                                ENC_NA);
+    }
+    if (r < 0)
+        iwk_expert_verdict(pinfo, r == IW_ERR_PROTO && v.close == IW_CLOSE_MPA_PD_TOO_LONG
+                                      ? pli : ri, &v);
+    iwk_expert_notes(pinfo, ri, rr.notes);
+
+    /* First pass: record the startup (RFC 5044 §7.1.2, RFC 6581 §9). */
+    if (!PINFO_FD_VISITED(pinfo) && pd->track) {
+        iwk_dir *D = &c->dir[d];
+        c->handshake = TRUE;
+        if (c->init_dir < 0)
+            c->init_dir = rr.type == IW_MPA_REQUEST ? d : !d;
+        else if (r >= 0)
+            pd->expect = iw_mpa_rr_expect(&rr, d == c->init_dir ? IW_MPA_REQUEST : IW_MPA_REPLY);
+        if (D->fo_known)
+            pd->v2_flags |= V2_RR_AFTER_FO;
+        if (r >= 0) {
+            D->rr_seen = TRUE;
+            D->rr_seq = seq;
+            /* §7.1.1: the M bit asks for markers in the other direction. */
+            c->dir[!d].markers = rr.m;
+            /* C=1 in either frame: CRCs on in both directions. */
+            if (rr.c)
+                c->crc = 1;
+            else if (c->dir[!d].rr_seen && c->crc == -1)
+                c->crc = 0;
+            if (rr.type == IW_MPA_REQUEST) {
+                c->v2.req_seen = TRUE;
+                c->v2.req_enh = rr.enhanced;
+                c->v2.req = rr.v2;
+            } else {
+                c->v2.rep_seen = TRUE;
+                c->v2.rep_enh = rr.enhanced;
+                c->v2.rep = rr.v2;
+                if (c->v2.req_seen && c->v2.req_enh && rr.enhanced && !rr.r) {
+                    /* §9.2: an A=1 Request gets an A=1 Reply. */
+                    if (c->v2.req.p2p && !rr.v2.p2p)
+                        pd->v2_flags |= V2_REPLY_NOT_P2P;
+                    /* §9.1: responder ORD <= initiator IRD (0x3FFF: no negotiation). */
+                    if (rr.v2.ord != IW_MPA_V2_NO_NEG && c->v2.req.ird != IW_MPA_V2_NO_NEG &&
+                        rr.v2.ord > c->v2.req.ird)
+                        pd->v2_flags |= V2_ORD_TOO_BIG;
+                }
+            }
+            if (pd->expect.kind == IW_VERDICT_OK && !(rr.type == IW_MPA_REPLY && rr.r)) {
+                /* §4.3: the grid starts at the first octet of Full Operation. */
+                D->fo_known = TRUE;
+                D->fo_seq = seq + (guint32)r;
+                D->in_sync = TRUE;
+                D->nxt_seq = D->fo_seq;
+            } else if (rr.type == IW_MPA_REPLY && rr.r) {
+                /* §7.1.2 rule 3: MPA exits on both sides. */
+                D->rejected = TRUE;
+                c->dir[!d].rejected = TRUE;
+            }
+        }
+    }
+    if (pd->expect.kind != IW_VERDICT_OK)
+        iwk_expert_verdict(pinfo, ri, &pd->expect);
+    if (r >= 0 && rr.type == IW_MPA_REPLY && rr.r) {
+        iw_verdict rej = iw_verdict_close(IW_CLOSE_MPA_REJECTED, "RFC 5044 §7.1.2");
+        iwk_expert_verdict(pinfo, fi, &rej);
+    }
+    if (pd->v2_flags & V2_REPLY_NOT_P2P) {
+        iwk_expert_add(pinfo, ri, &ei_v2_reply_not_p2p,
+                       "Request asked for peer-to-peer (A=1) but the Reply has A=0 (RFC 6581 §9.2: "
+                       "the Responder MUST set A=1)");
+        iwk_alert(pinfo, ri, PI_WARN);
+    }
+    if (pd->v2_flags & V2_ORD_TOO_BIG) {
+        iwk_expert_add(pinfo, ri, &ei_v2_ord,
+                       "Responder ORD %u exceeds initiator IRD %u (RFC 6581 §9.1)", rr.v2.ord,
+                       c->v2.req.ird);
+        iwk_alert(pinfo, ri, PI_WARN);
+    }
+    if (pd->v2_flags & V2_RR_AFTER_FO) {
+        expert_add_info(pinfo, ri, &ei_rr_after_fo);
+        iwk_alert(pinfo, ri, PI_WARN);
+    }
+    col_set_str(pinfo->cinfo, COL_PROTOCOL, "MPA");
+    col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", info->str);
+    g_string_free(info, TRUE);
+}
+
+/* ---------------- FPDU ---------------- */
+
+static void add_marker(proto_tree *t, tvbuff_t *tvb, guint w, const iw_mpa_fpdu *f,
+                       packet_info *pinfo) {
+    proto_item *mi = proto_tree_add_item(t, hf_marker, tvb, w, IW_MPA_MARKER_LEN, ENC_NA);
+    proto_tree *mt = proto_item_add_subtree(mi, ett_marker);
+    proto_tree_add_item(mt, hf_marker_res, tvb, w, 2, ENC_BIG_ENDIAN);
+    proto_tree_add_item(mt, hf_marker_ptr, tvb, w + 2, 2, ENC_BIG_ENDIAN);
+    if (!f->marker_ok && f->bad_marker_off == w) {
+        iw_verdict v = iw_verdict_term(IW_TERM_LLP_MPA_MARKER, "RFC 5044 §4.2, §8");
+        iwk_expert_verdict(pinfo, mi, &v);
+    }
+}
+
+static void dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_conv *c, int d,
+                         iwk_pdu *pd, guint32 seq) {
+    guint wire = tvb_reported_length(tvb);
+    proto_item *ti = proto_tree_add_item(tree, proto_iwk_mpa, tvb, 0, -1, ENC_NA);
+    proto_tree *mt = proto_item_add_subtree(ti, ett_mpa);
+    proto_item_append_text(ti, ", FPDU");
+    col_set_str(pinfo->cinfo, COL_PROTOCOL, "iWARP");
+    if (tvb_captured_length(tvb) < wire) {
+        proto_tree_add_expert(mt, pinfo, &ei_truncated, tvb, 0, -1);
+        col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", "FPDU [truncated in capture]");
+        return;
+    }
+    const guint8 *p = tvb_get_ptr(tvb, 0, wire);
+    guint8 *scratch = pd->markers ? (guint8 *)wmem_alloc(pinfo->pool, wire) : NULL;
+    gboolean check = pref_check_crc && pd->crc_on;
+    unsigned flags = (pd->markers ? IW_MPA_MARKERS : 0) | (check ? IW_MPA_CRC : 0);
+    iw_mpa_fpdu f;
+    iw_verdict v;
+    iw_ssize r = iw_mpa_fpdu_decode(&f, p, wire, pd->pos, flags, scratch, wire, &v);
+
+    proto_item *fi = proto_tree_add_item(mt, hf_fpdu, tvb, 0, -1, ENC_NA);
+    proto_tree *ft = proto_item_add_subtree(fi, ett_fpdu);
+    proto_item *gi = proto_tree_add_uint(ft, hf_stream_pos, tvb, 0, 0, pd->pos);
+    proto_item_set_generated(gi);
+    gi = proto_tree_add_boolean(ft, hf_markers_on, tvb, 0, 0, pd->markers);
+    proto_item_set_generated(gi);
+    gi = proto_tree_add_boolean(ft, hf_crc_on, tvb, 0, 0, pd->crc_on);
+    proto_item_set_generated(gi);
+    if (r == IW_ERR_NEED_MORE || r == IW_ERR_NOBUF) {
+        proto_tree_add_expert(ft, pinfo, &ei_truncated, tvb, 0, -1);
+        return;
+    }
+    if (pd->markers && f.hdr_off)
+        add_marker(ft, tvb, 0, &f, pinfo);
+    proto_tree_add_uint(ft, hf_ulpdu_len, tvb, (gint)f.hdr_off, IW_MPA_HDR_LEN, f.ulpdu_len);
+    proto_item_append_text(ti, ", ULPDU %u octets", f.ulpdu_len);
+    if (pd->markers)
+        for (guint w = iw_mpa_marker_gap(pd->pos); w < wire; w += IW_MPA_MARKER_INTERVAL)
+            if (w) /* w == 0 is the leading marker, added above */
+                add_marker(ft, tvb, w, &f, pinfo);
+
+    /* ULPDU: in place, or markers removed into its own data source. */
+    tvbuff_t *ulpdu_tvb;
+    if (f.ulpdu_len == 0) {
+        ulpdu_tvb = tvb_new_subset_length(tvb, (gint)f.hdr_off + IW_MPA_HDR_LEN, 0);
+    } else if (f.ulpdu >= p && f.ulpdu < p + wire) {
+        ulpdu_tvb = tvb_new_subset_length(tvb, (gint)(f.ulpdu - p), f.ulpdu_len);
+    } else {
+        ulpdu_tvb = tvb_new_child_real_data(tvb, f.ulpdu, f.ulpdu_len, f.ulpdu_len);
+        add_new_data_source(pinfo, ulpdu_tvb, "ULPDU (markers removed)");
+    }
+
+    /* PAD and CRC: the last wire octets unless a marker splits them. */
+    guint crc_off = wire - IW_MPA_CRC_LEN;
+    gboolean crc_split = pd->markers && iw_mpa_marker_gap(pd->pos + crc_off) > 0 &&
+                         iw_mpa_marker_gap(pd->pos + crc_off) < IW_MPA_CRC_LEN;
+    guint pad_end = crc_off;
+    if (pd->markers && pad_end >= IW_MPA_MARKER_LEN &&
+        iw_mpa_marker_gap(pd->pos + pad_end - IW_MPA_MARKER_LEN) == 0)
+        pad_end -= IW_MPA_MARKER_LEN; /* §4.4: a marker right after the PAD */
+    if (f.pad_len && !crc_split && pad_end >= f.pad_len)
+        proto_tree_add_item(ft, hf_pad, tvb, pad_end - f.pad_len, f.pad_len, ENC_NA);
+    proto_item *ci;
+    if (!crc_split) {
+        ci = proto_tree_add_checksum(ft, tvb, crc_off, hf_crc, hf_crc_status, NULL, pinfo,
+                                     f.crc_calc, ENC_LITTLE_ENDIAN,
+                                     check ? PROTO_CHECKSUM_VERIFY : PROTO_CHECKSUM_NO_FLAGS);
+    } else {
+        ci = proto_tree_add_uint(ft, hf_crc, tvb, crc_off, IW_MPA_CRC_LEN, f.crc_wire);
+        proto_item *si = proto_tree_add_uint(ft, hf_crc_status, tvb, crc_off, 0,
+                                             !check ? PROTO_CHECKSUM_E_UNVERIFIED
+                                             : f.crc == IW_CRC_GOOD ? PROTO_CHECKSUM_E_GOOD
+                                                                    : PROTO_CHECKSUM_E_BAD);
+        proto_item_set_generated(si);
+    }
+    if (check && f.crc == IW_CRC_BAD)
+        proto_item_append_text(ci, " [calculated 0x%08x]", f.crc_calc);
+    if (r == IW_ERR_PROTO && v.term == IW_TERM_LLP_MPA_CRC)
+        iwk_expert_verdict(pinfo, ci, &v);
+    iwk_expert_notes(pinfo, fi, f.notes);
+
+    if (pd->resp_first) {
+        expert_add_info(pinfo, fi, &ei_responder_first);
+        iwk_alert(pinfo, fi, PI_WARN);
+    }
+
+    iwk_fpdu_ctx ctx;
+    ctx.conv = c;
+    ctx.d = d;
+    ctx.seq = seq;
+    ctx.crc_bad = f.crc == IW_CRC_BAD || (r == IW_ERR_PROTO);
+    ctx.track = pd->track;
+    ctx.mpa_item = ti;
+    iwk_dissect_ulpdu(ulpdu_tvb, pinfo, tree, &ctx);
+    if (ctx.crc_bad && f.crc == IW_CRC_BAD)
+        col_append_str(pinfo->cinfo, COL_INFO, " [CRC error]");
+}
+
+static void dissect_lost(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_pdu *pd) {
+    proto_item *ti = proto_tree_add_item(tree, proto_iwk_mpa, tvb, 0, -1, ENC_NA);
+    proto_tree *mt = proto_item_add_subtree(ti, ett_mpa);
+    proto_item *li = proto_tree_add_item(mt, hf_lost, tvb, 0, -1, ENC_NA);
+    if (!pd->track) {
+        expert_add_info(pinfo, li, &ei_retrans);
+        col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", "[retransmitted iWARP data]");
+    } else {
+        expert_add_info(pinfo, li, &ei_lost);
+        col_append_sep_str(pinfo->cinfo, COL_INFO, " | ",
+                           pd->midstream_lost ? "[iWARP data, FPDU framing not yet found]"
+                                              : "[iWARP data, FPDU framing lost]");
+    }
+}
+
+/* ---------------- the PDU loop ---------------- */
+
+static void pdu_commit(iwk_conv *c, int d, iwk_pdu *pd, guint32 seq, packet_info *pinfo) {
+    iwk_dir *D = &c->dir[d];
+    if (!pd->track)
+        return;
+    if (pd->kind == PDU_FPDU) {
+        if (!D->fo_known) {
+            /* Mid-stream: SeqStart is fixed by the detected grid phase. */
+            D->fo_known = TRUE;
+            D->fo_seq = seq - pd->pos;
+            c->midstream = !c->handshake;
+        }
+        if (D->markers == -1)
+            D->markers = pd->markers;
+        if (c->crc == -1)
+            c->crc = pd->crc_on;
+        D->in_sync = TRUE;
+        D->nxt_seq = seq + pd->len;
+        if (D->n_fpdus++ == 0)
+            D->first_fpdu_frame = pinfo->num;
+        /* RFC 5044 §7.1.2 rule 4: the Responder sends no FPDU before it
+         * has received one. */
+        if (c->handshake && c->init_dir >= 0 && d != c->init_dir && D->n_fpdus == 1 &&
+            c->dir[c->init_dir].n_fpdus == 0)
+            pd->resp_first = TRUE;
+    } else if (pd->kind == PDU_LOST) {
+        if (D->fo_known) {
+            /* Messages were missed: DDP sequence checks restart. */
+            D->in_sync = FALSE;
+            D->after_loss = TRUE;
+            for (int q = 0; q < 4; q++)
+                D->msn_known[q] = D->in_msg[q] = FALSE;
+        }
+    }
+}
+
+/* One PDU; an exception in it ends that PDU only (as tcp_dissect_pdus). */
+static void dissect_one(tvbuff_t *next, packet_info *pinfo, proto_tree *tree, iwk_conv *c, int d,
+                        iwk_pdu *pd, guint32 seq) {
+    TRY {
+        switch (pd->kind) {
+        case PDU_RR:
+            dissect_rr(next, pinfo, tree, c, d, pd, seq);
+            break;
+        case PDU_FPDU:
+            dissect_fpdu(next, pinfo, tree, c, d, pd, seq);
+            break;
+        default:
+            dissect_lost(next, pinfo, tree, pd);
+            break;
+        }
+    }
+    CATCH_NONFATAL_ERRORS { show_exception(next, pinfo, tree, EXCEPT_CODE, GET_MESSAGE); }
+    ENDTRY;
+}
+
+static int dissect_iwk_tcp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data) {
+    struct tcpinfo *tcpi = (struct tcpinfo *)data;
+    guint32 seq0 = tcpi ? tcpi->seq : 0;
+    conversation_t *conv = find_or_create_conversation(pinfo);
+    iwk_conv *c = (iwk_conv *)conversation_get_proto_data(conv, proto_iwk_mpa);
+    if (!c)
+        c = conv_new(conv, pinfo);
+    int d = conv_dir(c, pinfo);
+
+    guint total = tvb_reported_length(tvb);
+    guint offset = 0;
+    while (offset < total) {
+        guint32 seq = seq0 + offset;
+        iwk_pdu *pd = (iwk_pdu *)p_get_proto_data(wmem_file_scope(), pinfo, proto_iwk_mpa, seq);
+        iwk_pdu tmp;
+        if (!pd) {
+            tmp = classify(tvb, offset, seq, c, d);
+            pd = &tmp;
+        }
+        guint len = pdu_len(pd, tvb, offset);
+        if (len == 0 || len > total - offset) {
+            if (pd == &tmp && !PINFO_FD_VISITED(pinfo)) {
+                /* Remember the decision so later passes ask TCP for the
+                 * same reassembly instead of re-classifying. */
+                pd = (iwk_pdu *)wmem_memdup(wmem_file_scope(), &tmp, sizeof tmp);
+                p_add_proto_data(wmem_file_scope(), pinfo, proto_iwk_mpa, seq, pd);
+            }
+            if (pinfo->can_desegment && pref_desegment && pd->kind != PDU_LOST) {
+                pinfo->desegment_offset = offset;
+                pinfo->desegment_len = len ? len - (total - offset) : DESEGMENT_ONE_MORE_SEGMENT;
+                return (int)total;
+            }
+            /* Cannot reassemble: show what is there. */
+            proto_item *pi = proto_tree_add_item(tree, proto_iwk_mpa, tvb, offset, -1, ENC_NA);
+            expert_add_info(pinfo, pi, &ei_partial);
+            col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", "[partial MPA PDU]");
+            break;
+        }
+        if (pd == &tmp) {
+            pd = (iwk_pdu *)wmem_memdup(wmem_file_scope(), &tmp, sizeof tmp);
+            pd->len = len;
+            if (!PINFO_FD_VISITED(pinfo)) {
+                pdu_commit(c, d, pd, seq, pinfo);
+                p_add_proto_data(wmem_file_scope(), pinfo, proto_iwk_mpa, seq, pd);
+            }
+        }
+        if (!p_get_proto_data(pinfo->pool, pinfo, proto_iwk_mpa, 0)) {
+            /* First PDU of this frame: the Info column becomes ours. */
+            col_clear(pinfo->cinfo, COL_INFO);
+            p_add_proto_data(pinfo->pool, pinfo, proto_iwk_mpa, 0, GUINT_TO_POINTER(1));
+        }
+        dissect_one(tvb_new_subset_length(tvb, offset, len), pinfo, tree, c, d, pd, seq);
+        offset += len;
+    }
+    return (int)total;
+}
+
+/* ---------------- heuristic ---------------- */
+
+static gboolean builtin_wants(void) {
+    if (!pref_yield)
+        return FALSE;
+    int id = proto_get_id_by_filter_name("iwarp_mpa");
+    return id != -1 && proto_is_protocol_enabled(find_protocol_by_id(id));
+}
+
+static gboolean dissect_iwk_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
+                                 void *data) {
+    struct tcpinfo *tcpi = (struct tcpinfo *)data;
+    conversation_t *conv = find_or_create_conversation(pinfo);
+    iwk_conv *c = (iwk_conv *)conversation_get_proto_data(conv, proto_iwk_mpa);
+    if (!c) {
+        guint len;
+        const guint8 *p = tvb_bytes(tvb, 0, &len);
+        iw_mpa_rr rr;
+        gboolean m;
+        guint32 pos;
+        int crc;
+        if (len < IW_MPA_KEY_LEN)
+            return FALSE;
+        if (probe_rr(p, len, &rr)) {
+            /* Both we and the built-in iwarp_mpa can take a startup. */
+            if (builtin_wants())
+                return FALSE;
+        } else if (!pref_midstream ||
+                   !detect_fpdu(p, len, pref_midstream_no_crc, -1, &m, &pos, &crc)) {
+            return FALSE;
+        }
+        (void)tcpi;
+        c = conv_new(conv, pinfo);
+        conversation_set_dissector(conv, iwk_tcp_handle);
+    }
+    dissect_iwk_tcp(tvb, pinfo, tree, data);
+    return TRUE;
+}
+
+/* ---------------- registration ---------------- */
+
+void proto_register_iwk_mpa(void) {
+    static hf_register_info hf[] = {
+        {&hf_rr, {"MPA startup frame", "iwk_mpa.rr", FT_NONE, BASE_NONE, NULL, 0, NULL, HFILL}},
+        {&hf_rr_type,
+         {"Frame type", "iwk_mpa.type", FT_UINT8, BASE_DEC, VALS(rr_type_vals), 0,
+          "MPA Request or Reply (RFC 5044 §7.1.1)", HFILL}},
+        {&hf_key, {"Key", "iwk_mpa.key", FT_STRING, BASE_NONE, NULL, 0, NULL, HFILL}},
+        {&hf_flags, {"Flags", "iwk_mpa.flags", FT_UINT8, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_flag_m,
+         {"Markers required (M)", "iwk_mpa.m", FT_BOOLEAN, 8, NULL, 0x80,
+          "Markers required in the peer's FPDUs (RFC 5044 §7.1.1)", HFILL}},
+        {&hf_flag_c, {"CRC (C)", "iwk_mpa.c", FT_BOOLEAN, 8, NULL, 0x40, NULL, HFILL}},
+        {&hf_flag_r,
+         {"Rejected (R)", "iwk_mpa.r", FT_BOOLEAN, 8, NULL, 0x20, NULL, HFILL}},
+        {&hf_flag_s,
+         {"Enhanced data (S)", "iwk_mpa.s", FT_BOOLEAN, 8, NULL, 0x10, "RFC 6581 §6", HFILL}},
+        {&hf_flag_res, {"Reserved", "iwk_mpa.res", FT_UINT8, BASE_HEX, NULL, 0x1F, NULL, HFILL}},
+        {&hf_rev, {"Revision", "iwk_mpa.rev", FT_UINT8, BASE_DEC, NULL, 0, NULL, HFILL}},
+        {&hf_pd_len,
+         {"PD_Length", "iwk_mpa.pd_length", FT_UINT16, BASE_DEC | BASE_UNIT_STRING,
+          &units_byte_bytes, 0, NULL, HFILL}},
+        {&hf_pd, {"Private Data", "iwk_mpa.pd", FT_BYTES, BASE_NONE, NULL, 0, NULL, HFILL}},
+        {&hf_ulp_pd,
+         {"ULP Private Data", "iwk_mpa.ulp_pd", FT_BYTES, BASE_NONE, NULL, 0,
+          "Private Data after the RFC 6581 enhanced data", HFILL}},
+        {&hf_v2,
+         {"Enhanced connection data", "iwk_mpa.v2", FT_NONE, BASE_NONE, NULL, 0, "RFC 6581 §9",
+          HFILL}},
+        {&hf_v2_a,
+         {"Peer-to-peer (A)", "iwk_mpa.v2.p2p", FT_BOOLEAN, 16, NULL, 0x8000, NULL, HFILL}},
+        {&hf_v2_b,
+         {"Zero-length Send RTR (B)", "iwk_mpa.v2.rtr_send", FT_BOOLEAN, 16, NULL, 0x4000, NULL,
+          HFILL}},
+        {&hf_v2_ird, {"IRD", "iwk_mpa.v2.ird", FT_UINT16, BASE_DEC, NULL, 0, NULL, HFILL}},
+        {&hf_v2_c,
+         {"Zero-length Write RTR (C)", "iwk_mpa.v2.rtr_write", FT_BOOLEAN, 16, NULL, 0x8000,
+          NULL, HFILL}},
+        {&hf_v2_d,
+         {"Zero-length Read RTR (D)", "iwk_mpa.v2.rtr_read", FT_BOOLEAN, 16, NULL, 0x4000, NULL,
+          HFILL}},
+        {&hf_v2_ord, {"ORD", "iwk_mpa.v2.ord", FT_UINT16, BASE_DEC, NULL, 0, NULL, HFILL}},
+        {&hf_fpdu, {"FPDU", "iwk_mpa.fpdu", FT_NONE, BASE_NONE, NULL, 0, NULL, HFILL}},
+        {&hf_ulpdu_len,
+         {"ULPDU_Length", "iwk_mpa.ulpdu_length", FT_UINT16, BASE_DEC | BASE_UNIT_STRING,
+          &units_byte_bytes, 0, NULL, HFILL}},
+        {&hf_pad, {"PAD", "iwk_mpa.pad", FT_BYTES, BASE_NONE, NULL, 0, NULL, HFILL}},
+        {&hf_crc,
+         {"CRC32c", "iwk_mpa.crc", FT_UINT32, BASE_HEX, NULL, 0,
+          "Least significant octet first on the wire (RFC 5044 §4.4)", HFILL}},
+        {&hf_crc_status,
+         {"CRC status", "iwk_mpa.crc.status", FT_UINT8, BASE_NONE, VALS(proto_checksum_vals), 0,
+          NULL, HFILL}},
+        {&hf_marker, {"Marker", "iwk_mpa.marker", FT_NONE, BASE_NONE, NULL, 0, NULL, HFILL}},
+        {&hf_marker_res,
+         {"Reserved", "iwk_mpa.marker.res", FT_UINT16, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_marker_ptr,
+         {"FPDUPTR", "iwk_mpa.marker.fpduptr", FT_UINT16, BASE_DEC, NULL, 0,
+          "Octets back to this FPDU's ULPDU_Length (RFC 5044 §4.2)", HFILL}},
+        {&hf_stream_pos,
+         {"Marker grid position", "iwk_mpa.stream_pos", FT_UINT32, BASE_DEC, NULL, 0,
+          "TCP sequence number minus SeqStart (RFC 5044 §4.3), modulo 2^32", HFILL}},
+        {&hf_markers_on,
+         {"Markers in this direction", "iwk_mpa.markers_in_use", FT_BOOLEAN, BASE_NONE, NULL, 0,
+          NULL, HFILL}},
+        {&hf_crc_on,
+         {"CRCs in use", "iwk_mpa.crc_in_use", FT_BOOLEAN, BASE_NONE, NULL, 0, NULL, HFILL}},
+        {&hf_lost,
+         {"Undecoded iWARP data", "iwk_mpa.undecoded", FT_BYTES, BASE_NONE, NULL, 0, NULL,
+          HFILL}},
+        {&hf_conv, {"Stream", "iwk_mpa.stream", FT_UINT32, BASE_DEC, NULL, 0, NULL, HFILL}},
+        {&hf_iwk_alert,
+         {"iwarpkit alert", "iwk_mpa.alert", FT_UINT32, BASE_HEX, VALS(expert_severity_vals), 0,
+          "Set on any iwarpkit expert item of warning or error severity", HFILL}},
+    };
+    static gint *ett[] = {&ett_mpa, &ett_rr, &ett_flags, &ett_v2, &ett_fpdu, &ett_marker,
+                          &ett_iwk_alert};
+    static ei_register_info ei[] = {
+        {&ei_lost,
+         {"iwk_mpa.lost", PI_SEQUENCE, PI_NOTE,
+          "iWARP data not decoded: FPDU framing not established (capture gap or mid-FPDU start)",
+          EXPFILL}},
+        {&ei_retrans,
+         {"iwk_mpa.retransmission", PI_SEQUENCE, PI_NOTE,
+          "Retransmitted or overlapping iWARP data: not decoded again", EXPFILL}},
+        {&ei_truncated,
+         {"iwk_mpa.truncated", PI_MALFORMED, PI_ERROR, "FPDU truncated in the capture", EXPFILL}},
+        {&ei_partial,
+         {"iwk_mpa.partial", PI_REASSEMBLE, PI_NOTE,
+          "Partial MPA PDU (enable TCP reassembly to see it whole)", EXPFILL}},
+        {&ei_v2_reply_not_p2p,
+         {"iwk_mpa.v2.reply_not_p2p", PI_PROTOCOL, PI_WARN,
+          "Peer-to-peer Request answered by a client-server Reply", EXPFILL}},
+        {&ei_v2_ord,
+         {"iwk_mpa.v2.ord_exceeds_ird", PI_PROTOCOL, PI_WARN,
+          "Responder ORD exceeds initiator IRD", EXPFILL}},
+        {&ei_v2_rtr_unsupported,
+         {"iwk_mpa.v2.rtr_unsupported", PI_PROTOCOL, PI_WARN, "RTR type not negotiated",
+          EXPFILL}},
+        {&ei_responder_first,
+         {"iwk_mpa.responder_sent_first", PI_SEQUENCE, PI_WARN,
+          "Responder sent an FPDU before receiving one (RFC 5044 §7.1.2 rule 4)", EXPFILL}},
+        {&ei_rr_after_fo,
+         {"iwk_mpa.rr_after_full_operation", PI_PROTOCOL, PI_WARN,
+          "MPA startup frame after Full Operation began (RFC 5044 §7.1.2)", EXPFILL}},
+    };
+
+    proto_iwk_mpa = proto_register_protocol(
+        "iWARP MPA (iwarpkit): Marker PDU Aligned Framing, RFC 5044/6581", "iWARP-MPA", "iwk_mpa");
+    proto_register_field_array(proto_iwk_mpa, hf, array_length(hf));
+    proto_register_subtree_array(ett, array_length(ett));
+    expert_register_field_array(expert_register_protocol(proto_iwk_mpa), ei, array_length(ei));
+
+    module_t *mod = prefs_register_protocol(proto_iwk_mpa, NULL);
+    prefs_register_bool_preference(mod, "check_crc", "Validate the MPA CRC32c",
+                                   "Check each FPDU's CRC when CRCs are in use (RFC 5044 §4.4)",
+                                   &pref_check_crc);
+    prefs_register_bool_preference(
+        mod, "midstream", "Find streams without an MPA startup",
+        "Claim TCP streams whose MPA Request/Reply is not in the capture when a segment starts "
+        "with an FPDU that verifies",
+        &pref_midstream);
+    prefs_register_bool_preference(
+        mod, "midstream_no_crc", "Mid-stream: accept FPDUs without a valid CRC",
+        "Also accept segments whose FPDUs tile the segment exactly and decode as DDP/RDMAP "
+        "without a verdict (for streams that run without CRCs)",
+        &pref_midstream_no_crc);
+    prefs_register_bool_preference(
+        mod, "yield_to_builtin", "Leave MPA startups to the built-in iwarp_mpa",
+        "When both this plugin and Wireshark's iwarp_mpa dissector could take a connection that "
+        "starts with an MPA Request, let the built-in one have it",
+        &pref_yield);
+    prefs_register_bool_preference(mod, "desegment", "Reassemble FPDUs spanning TCP segments",
+                                   "Requires TCP's \"Allow subdissector to reassemble TCP streams\"",
+                                   &pref_desegment);
+
+    iwk_tcp_handle = register_dissector("iwk_mpa", dissect_iwk_tcp, proto_iwk_mpa);
+    register_init_routine(iwk_mpa_init);
+}
+
+void proto_reg_handoff_iwk_mpa(void) {
+    heur_dissector_add("tcp", dissect_iwk_heur, "iWARP over TCP (iwarpkit)", "iwk_mpa_tcp",
+                       proto_iwk_mpa, HEURISTIC_ENABLE);
+    dissector_add_for_decode_as_with_preference("tcp.port", iwk_tcp_handle);
+}

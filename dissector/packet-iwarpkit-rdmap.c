@@ -1,0 +1,995 @@
+/* packet-iwarpkit-rdmap.c
+ * DDP (RFC 5041) and RDMAP (RFC 5040, RFC 7306) over one MPA ULPDU. Part of
+ * the iwarpkit Wireshark plugin.
+ *
+ * iw_rdmap_decode() decodes the DDP header, the RDMAP header of every
+ * opcode (Immediate Data and Atomics included) and the Terminate's copied
+ * DDP / Read Request headers, and returns the Terminate a conformant
+ * receiver would send (stateless checks). This file adds the stateful
+ * checks that need only the capture: MSN gaps per QN and direction, MO
+ * continuity, the RFC 6581 RTR, Read/Atomic request-response matching.
+ * Checks that need registered memory (STag, bounds, access rights; RFC 5041
+ * §7.1, RFC 5040 §7.2) will come from the reference engine through
+ * iwk_conv.engine.
+ *
+ * Payloads go to Wireshark's "iwarp_ddp_rdmap" heuristic list with a struct
+ * rdmapinfo, as the built-in dissector does, so SMB Direct and RPC-over-RDMA
+ * decode on top. Untagged messages are reassembled by (direction, QN, MSN,
+ * MO) and tagged ones by (direction, STag, TO); a reassembled Send is what
+ * the heuristic list gets. */
+#include <string.h>
+
+#include <epan/conversation.h>
+#include <epan/prefs.h>
+#include <epan/proto_data.h>
+#include <epan/reassemble.h>
+#include <epan/tap.h>
+#include <epan/exceptions.h>
+#include <epan/show_exception.h>
+#include <epan/dissectors/packet-iwarp-ddp-rdmap.h>
+
+#include "packet-iwarpkit.h"
+
+int proto_iwk_ddp = -1;
+int proto_iwk_rdmap = -1;
+int iwk_tap = -1;
+
+static gboolean pref_reassemble = TRUE;
+static heur_dissector_list_t rdmap_heur_list;
+
+/* DDP */
+static int hf_ddp_ctrl = -1;
+static int hf_ddp_t = -1;
+static int hf_ddp_l = -1;
+static int hf_ddp_rsvd = -1;
+static int hf_ddp_dv = -1;
+static int hf_ddp_stag = -1;
+static int hf_ddp_to = -1;
+static int hf_ddp_qn = -1;
+static int hf_ddp_msn = -1;
+static int hf_ddp_mo = -1;
+static int hf_ddp_payload_len = -1;
+static int hf_ddp_msg_len = -1;
+/* RDMAP */
+static int hf_ctrl = -1;
+static int hf_rv = -1;
+static int hf_rsv = -1;
+static int hf_opcode = -1;
+static int hf_inv_stag = -1;
+static int hf_rreq = -1;
+static int hf_sink_stag = -1;
+static int hf_sink_to = -1;
+static int hf_read_size = -1;
+static int hf_src_stag = -1;
+static int hf_src_to = -1;
+static int hf_term = -1;
+static int hf_term_layer = -1;
+static int hf_term_etype = -1;
+static int hf_term_ecode = -1;
+static int hf_term_triple = -1;
+static int hf_term_m = -1;
+static int hf_term_d = -1;
+static int hf_term_r = -1;
+static int hf_term_rsvd = -1;
+static int hf_term_seg_len = -1;
+static int hf_term_ddp_hdr = -1;
+static int hf_term_rdma_hdr = -1;
+static int hf_imm = -1;
+static int hf_atomic = -1;
+static int hf_atomic_rsvd = -1;
+static int hf_atomic_aop = -1;
+static int hf_atomic_req_id = -1;
+static int hf_atomic_stag = -1;
+static int hf_atomic_to = -1;
+static int hf_atomic_add_swap = -1;
+static int hf_atomic_add_swap_mask = -1;
+static int hf_atomic_compare = -1;
+static int hf_atomic_compare_mask = -1;
+static int hf_atomic_orig = -1;
+static int hf_verdict = -1;
+static int hf_rtr = -1;
+static int hf_response_in = -1;
+static int hf_request_in = -1;
+static int hf_response_time = -1;
+static int hf_qp = -1;
+/* reassembly */
+static int hf_fragments = -1;
+static int hf_fragment = -1;
+static int hf_fragment_overlap = -1;
+static int hf_fragment_overlap_conflicts = -1;
+static int hf_fragment_multiple_tails = -1;
+static int hf_fragment_too_long = -1;
+static int hf_fragment_error = -1;
+static int hf_fragment_count = -1;
+static int hf_reassembled_in = -1;
+static int hf_reassembled_length = -1;
+static int hf_reassembled_data = -1;
+
+static gint ett_ddp = -1;
+static gint ett_ddp_ctrl = -1;
+static gint ett_rdmap = -1;
+static gint ett_rdmap_ctrl = -1;
+static gint ett_rreq = -1;
+static gint ett_term = -1;
+static gint ett_term_ddp = -1;
+static gint ett_term_rdma = -1;
+static gint ett_atomic = -1;
+static gint ett_fragment = -1;
+static gint ett_fragments = -1;
+
+static expert_field ei_msn_gap = EI_INIT;
+static expert_field ei_msn_first = EI_INIT;
+static expert_field ei_mo_gap = EI_INIT;
+static expert_field ei_rtr_missing = EI_INIT;
+static expert_field ei_rtr_type = EI_INIT;
+static expert_field ei_resp_unmatched = EI_INIT;
+static expert_field ei_resp_stag = EI_INIT;
+static expert_field ei_atomic_id = EI_INIT;
+static expert_field ei_terminate = EI_INIT;
+static expert_field ei_not_tracked = EI_INIT;
+
+static reassembly_table iwk_reassembly_table;
+
+static const fragment_items iwk_frag_items = {
+    &ett_fragment,
+    &ett_fragments,
+    &hf_fragments,
+    &hf_fragment,
+    &hf_fragment_overlap,
+    &hf_fragment_overlap_conflicts,
+    &hf_fragment_multiple_tails,
+    &hf_fragment_too_long,
+    &hf_fragment_error,
+    &hf_fragment_count,
+    &hf_reassembled_in,
+    &hf_reassembled_length,
+    &hf_reassembled_data,
+    "iWARP message fragments"};
+
+static const value_string layer_vals[] = {{0, "RDMAP"}, {1, "DDP"}, {2, "LLP (MPA)"}, {0, NULL}};
+static const value_string aop_vals[] = {
+    {IW_ATOMIC_FETCH_ADD, "FetchAdd"}, {1, "Reserved"}, {IW_ATOMIC_CMP_SWAP, "CmpSwap"},
+    {0, NULL}};
+
+/* First-pass results for one DDP segment, keyed by its FPDU's sequence
+ * number (proto_iwk_rdmap's per-frame data). */
+typedef struct iwk_seg {
+    iwk_req *req;        /* request this segment is, or answers */
+    gboolean is_resp;
+    guint32 reasm_id;    /* 0: not reassembled */
+    guint32 reasm_off;
+    gboolean msn_gap, msn_first, mo_gap;
+    guint32 expected;
+    guint8 rtr;          /* 1: the RFC 6581 RTR, 2: a FULPDU where the RTR was due, 3: wrong type */
+    gboolean unmatched, stag_mismatch, id_mismatch;
+} iwk_seg;
+
+/* A tagged message in progress on one STag. */
+typedef struct iwk_tmsg {
+    gboolean in_msg;
+    guint64 start_to;
+    guint64 next_to;
+    guint32 id;
+    iwk_req *req;        /* Read Response: the request it answers */
+} iwk_tmsg;
+
+/* ---------------- header fields from decoded values ---------------- */
+
+static guint8 ddp_ctrl_octet(const iw_ddp_hdr *h) {
+    return (guint8)((h->tagged ? IW_DDP_CTRL_T : 0) | (h->last ? IW_DDP_CTRL_L : 0) |
+                    (h->rsvd << 2) | (h->dv & IW_DDP_CTRL_DV));
+}
+
+/* DDP header fields at off (RFC 5041 §4.1-4.3). */
+static proto_item *add_ddp_hdr(proto_tree *tree, tvbuff_t *tvb, guint off, const iw_ddp_hdr *h,
+                               int hf_parent, int ett) {
+    guint hl = h->tagged ? IW_DDP_TAGGED_HDR_LEN : IW_DDP_UNTAGGED_HDR_LEN;
+    proto_item *di = hf_parent == proto_iwk_ddp
+                         ? proto_tree_add_item(tree, proto_iwk_ddp, tvb, off, hl, ENC_NA)
+                         : proto_tree_add_item(tree, hf_parent, tvb, off, hl, ENC_NA);
+    proto_tree *dt = proto_item_add_subtree(di, ett);
+    guint8 ctrl = ddp_ctrl_octet(h);
+    proto_item *ci = proto_tree_add_uint(dt, hf_ddp_ctrl, tvb, off, 1, ctrl);
+    proto_tree *ct = proto_item_add_subtree(ci, ett_ddp_ctrl);
+    proto_tree_add_boolean(ct, hf_ddp_t, tvb, off, 1, ctrl);
+    proto_tree_add_boolean(ct, hf_ddp_l, tvb, off, 1, ctrl);
+    proto_tree_add_uint(ct, hf_ddp_rsvd, tvb, off, 1, ctrl);
+    proto_tree_add_uint(ct, hf_ddp_dv, tvb, off, 1, ctrl);
+    if (h->tagged) {
+        proto_tree_add_uint(dt, hf_ddp_stag, tvb, off + 2, 4, h->stag);
+        proto_tree_add_uint64(dt, hf_ddp_to, tvb, off + 6, 8, h->to);
+        proto_item_append_text(di, ", Tagged, STag 0x%08x, TO 0x%" G_GINT64_MODIFIER "x%s",
+                               h->stag, h->to, h->last ? ", Last" : "");
+    } else {
+        proto_tree_add_uint(dt, hf_ddp_qn, tvb, off + 6, 4, h->qn);
+        proto_tree_add_uint(dt, hf_ddp_msn, tvb, off + 10, 4, h->msn);
+        proto_tree_add_uint(dt, hf_ddp_mo, tvb, off + 14, 4, h->mo);
+        proto_item_append_text(di, ", Untagged, QN %u, MSN %u, MO %u%s", h->qn, h->msn, h->mo,
+                               h->last ? ", Last" : "");
+    }
+    return di;
+}
+
+/* RDMAP Control octet (RFC 5040 §4.1), from DDP's RsvdULP[0:7]. */
+static void add_rdmap_ctrl(proto_tree *tree, tvbuff_t *tvb, guint off, guint8 ctrl) {
+    proto_item *ci = proto_tree_add_uint(tree, hf_ctrl, tvb, off, 1, ctrl);
+    proto_tree *ct = proto_item_add_subtree(ci, ett_rdmap_ctrl);
+    proto_tree_add_uint(ct, hf_rv, tvb, off, 1, ctrl);
+    proto_tree_add_uint(ct, hf_rsv, tvb, off, 1, ctrl);
+    proto_tree_add_uint(ct, hf_opcode, tvb, off, 1, ctrl);
+}
+
+static void add_read_req(proto_tree *tree, tvbuff_t *tvb, guint off, const iw_rdmap_read_req *r,
+                         int hf_parent) {
+    proto_item *ri = proto_tree_add_item(tree, hf_parent, tvb, off, IW_RDMAP_READ_REQ_LEN, ENC_NA);
+    proto_tree *rt = proto_item_add_subtree(ri, ett_rreq);
+    proto_tree_add_uint(rt, hf_sink_stag, tvb, off, 4, r->sink_stag);
+    proto_tree_add_uint64(rt, hf_sink_to, tvb, off + 4, 8, r->sink_to);
+    proto_tree_add_uint(rt, hf_read_size, tvb, off + 12, 4, r->read_size);
+    proto_tree_add_uint(rt, hf_src_stag, tvb, off + 16, 4, r->src_stag);
+    proto_tree_add_uint64(rt, hf_src_to, tvb, off + 20, 8, r->src_to);
+}
+
+/* Terminate header (RFC 5040 §4.8): the copied DDP header is sized by its
+ * own T bit and decoded as a real header, as is the Read Request header. */
+static void add_term(proto_tree *tree, tvbuff_t *tvb, guint off, const iw_rdmap_term *t,
+                     packet_info *pinfo, wmem_strbuf_t *info) {
+    proto_item *ti = proto_tree_add_item(tree, hf_term, tvb, off, -1, ENC_NA);
+    proto_tree *tt = proto_item_add_subtree(ti, ett_term);
+    guint16 triple = IW_TERM_TRIPLE(t->layer, t->etype, t->ecode);
+    proto_tree_add_uint(tt, hf_term_layer, tvb, off, 1, t->layer);
+    proto_tree_add_uint(tt, hf_term_etype, tvb, off, 1, t->etype);
+    proto_tree_add_uint(tt, hf_term_ecode, tvb, off + 1, 1, t->ecode);
+    proto_item *xi = proto_tree_add_uint_format_value(tt, hf_term_triple, tvb, off, 2, triple,
+                                                      "%u/%u/0x%02x %s", t->layer, t->etype,
+                                                      t->ecode, iw_term_str(triple));
+    proto_item_set_generated(xi);
+    guint8 bits = (guint8)((t->m ? 0x80 : 0) | (t->d ? 0x40 : 0) | (t->r ? 0x20 : 0));
+    proto_tree_add_boolean(tt, hf_term_m, tvb, off + 2, 1, bits);
+    proto_tree_add_boolean(tt, hf_term_d, tvb, off + 2, 1, bits);
+    proto_tree_add_boolean(tt, hf_term_r, tvb, off + 2, 1, bits);
+    proto_tree_add_uint(tt, hf_term_rsvd, tvb, off + 2, 2, t->rsvd);
+    proto_item_append_text(ti, ": %u/%u/0x%02x %s", t->layer, t->etype, t->ecode,
+                           iw_term_str(triple));
+    wmem_strbuf_append_printf(info, " %u/%u/0x%02x (%s)", t->layer, t->etype, t->ecode,
+                              iw_term_str(triple));
+    expert_add_info_format(pinfo, ti, &ei_terminate, "Terminate received: %u/%u/0x%02x %s (%s)",
+                           t->layer, t->etype, t->ecode, iw_term_str(triple),
+                           iw_term_rfc(triple) ? iw_term_rfc(triple) : "unregistered");
+    guint o = off + IW_RDMAP_TERM_CTRL_LEN;
+    if (t->m || t->d) {
+        proto_tree_add_uint(tt, hf_term_seg_len, tvb, o, 2, t->ddp_seg_len);
+        o += 2;
+    }
+    if (t->d && t->ddp_raw_len) {
+        proto_item *di = add_ddp_hdr(tt, tvb, o, &t->ddp, hf_term_ddp_hdr, ett_term_ddp);
+        proto_tree *dt = proto_item_get_subtree(di);
+        add_rdmap_ctrl(dt, tvb, o + 1, t->ddp.rsvd_ulp);
+        proto_item_append_text(di, " (%s)",
+                               iw_rdmap_opcode_str(t->ddp.rsvd_ulp & IW_RDMAP_CTRL_OPCODE));
+        o += (guint)t->ddp_raw_len;
+    }
+    if (t->r)
+        add_read_req(tt, tvb, o, &t->rreq, hf_term_rdma_hdr);
+}
+
+static void add_atomic_req(proto_tree *tree, tvbuff_t *tvb, guint off,
+                           const iw_rdmap_atomic_req *a) {
+    proto_item *ai = proto_tree_add_item(tree, hf_atomic, tvb, off, IW_RDMAP_ATOMIC_REQ_LEN,
+                                         ENC_NA);
+    proto_tree *at = proto_item_add_subtree(ai, ett_atomic);
+    proto_tree_add_uint(at, hf_atomic_rsvd, tvb, off, 4, a->rsvd);
+    proto_tree_add_uint(at, hf_atomic_aop, tvb, off, 4, a->aopcode);
+    proto_tree_add_uint(at, hf_atomic_req_id, tvb, off + 4, 4, a->req_id);
+    proto_tree_add_uint(at, hf_atomic_stag, tvb, off + 8, 4, a->stag);
+    proto_tree_add_uint64(at, hf_atomic_to, tvb, off + 12, 8, a->to);
+    proto_tree_add_uint64(at, hf_atomic_add_swap, tvb, off + 20, 8, a->add_swap);
+    proto_tree_add_uint64(at, hf_atomic_add_swap_mask, tvb, off + 28, 8, a->add_swap_mask);
+    proto_tree_add_uint64(at, hf_atomic_compare, tvb, off + 36, 8, a->compare);
+    proto_tree_add_uint64(at, hf_atomic_compare_mask, tvb, off + 44, 8, a->compare_mask);
+}
+
+/* ---------------- first-pass tracking ---------------- */
+
+static gboolean opcode_has_payload(guint8 op) {
+    return op == IW_OP_WRITE || op == IW_OP_READ_RESP || op == IW_OP_SEND ||
+           op == IW_OP_SEND_INV || op == IW_OP_SEND_SE || op == IW_OP_SEND_SE_INV;
+}
+
+static void track_untagged(iwk_conv *c, iwk_dir *D, const iw_rdmap_msg *m, iwk_seg *s) {
+    guint32 qn = m->ddp.qn, msn = m->ddp.msn, mo = m->ddp.mo;
+    guint32 dlen = (guint32)(m->seg_len - IW_DDP_UNTAGGED_HDR_LEN);
+    if (D->in_msg[qn] && msn == D->last_msn[qn]) {
+        /* RFC 5041 §5.2: segments of one message carry consecutive MOs
+         * (TCP delivers in order). */
+        if (mo != D->next_mo[qn]) {
+            s->mo_gap = TRUE;
+            s->expected = D->next_mo[qn];
+        }
+    } else {
+        /* A new message: MSN + 1 (mod 2^32) per message, starting at 1
+         * (RFC 5041 §4.3, §5.3). */
+        if (D->msn_known[qn] && msn != D->last_msn[qn] + 1) {
+            s->msn_gap = TRUE;
+            s->expected = D->last_msn[qn] + 1;
+        } else if (!D->msn_known[qn] && c->handshake && !D->after_loss && msn != 1) {
+            s->msn_first = TRUE;
+        } else if (mo != 0) {
+            s->mo_gap = TRUE;
+            s->expected = 0;
+        }
+        D->msg_id[qn] = (pref_reassemble && !m->ddp.last) ? ++D->next_id : 0;
+    }
+    D->msn_known[qn] = TRUE;
+    D->last_msn[qn] = msn;
+    D->in_msg[qn] = !m->ddp.last;
+    D->next_mo[qn] = mo + dlen;
+    if (D->msg_id[qn]) {
+        s->reasm_id = D->msg_id[qn];
+        s->reasm_off = mo;
+    }
+    if (m->ddp.last)
+        D->msg_id[qn] = 0;
+}
+
+static iwk_tmsg *track_tagged(iwk_dir *D, const iw_rdmap_msg *m, iwk_seg *s, gboolean *first) {
+    gpointer key = GUINT_TO_POINTER(m->ddp.stag);
+    iwk_tmsg *t = (iwk_tmsg *)wmem_map_lookup(D->tagged, key);
+    if (!t) {
+        t = wmem_new0(wmem_file_scope(), iwk_tmsg);
+        wmem_map_insert(D->tagged, key, t);
+    }
+    guint64 dlen = m->seg_len - IW_DDP_TAGGED_HDR_LEN;
+    *first = !t->in_msg || m->ddp.to != t->next_to;
+    if (*first) {
+        t->start_to = m->ddp.to;
+        t->req = NULL;
+        t->id = (pref_reassemble && !m->ddp.last) ? ++D->next_id : 0;
+    }
+    if (t->id && m->ddp.to - t->start_to <= G_MAXUINT32) {
+        s->reasm_id = t->id;
+        s->reasm_off = (guint32)(m->ddp.to - t->start_to);
+    }
+    t->in_msg = !m->ddp.last;
+    t->next_to = m->ddp.to + dlen;
+    return t;
+}
+
+/* RFC 5040 §5.2.2: Read Responses come in request order; RFC 7306 §5:
+ * Atomic Responses likewise on QN 3. Pops the oldest request. */
+static iwk_req *pop_req(wmem_list_t *l) {
+    wmem_list_frame_t *f = wmem_list_head(l);
+    if (!f)
+        return NULL;
+    iwk_req *r = (iwk_req *)wmem_list_frame_data(f);
+    wmem_list_remove_frame(l, f);
+    return r;
+}
+
+static void track(packet_info *pinfo, iwk_fpdu_ctx *ctx, const iw_rdmap_msg *m, iwk_seg *s) {
+    iwk_conv *c = ctx->conv;
+    iwk_dir *D = &c->dir[ctx->d];
+    iwk_dir *R = &c->dir[!ctx->d];
+
+    /* RFC 6581 §5, §9.2: after a peer-to-peer startup the initiator's first
+     * FPDU is a zero-length RTR of a type the Reply offers. */
+    if (c->v2.rep_seen && c->v2.rep_enh && c->v2.rep.p2p && c->init_dir == ctx->d &&
+        !c->v2.rtr_checked) {
+        c->v2.rtr_checked = TRUE;
+        const iw_mpa_v2 *rep = &c->v2.rep;
+        gboolean send0 = m->opcode == IW_OP_SEND && m->payload_len == 0;
+        gboolean write0 = m->opcode == IW_OP_WRITE && m->payload_len == 0;
+        gboolean read0 = m->opcode == IW_OP_READ_REQ && m->has_hdr && m->u.read_req.read_size == 0;
+        if (!send0 && !write0 && !read0)
+            s->rtr = 2;
+        else if ((send0 && rep->rtr_send) || (write0 && rep->rtr_write) || (read0 && rep->rtr_read))
+            s->rtr = 1;
+        else
+            s->rtr = 3;
+    }
+
+    gboolean first = TRUE;
+    iwk_tmsg *t = NULL;
+    if (m->ddp.tagged)
+        t = track_tagged(D, m, s, &first);
+    else
+        track_untagged(c, D, m, s);
+
+    switch (m->opcode) {
+    case IW_OP_READ_REQ:
+    case IW_OP_ATOMIC_REQ:
+        if (m->has_hdr) {
+            iwk_req *r = wmem_new0(wmem_file_scope(), iwk_req);
+            r->frame = pinfo->num;
+            r->ts = pinfo->abs_ts;
+            r->opcode = m->opcode;
+            if (m->opcode == IW_OP_READ_REQ) {
+                r->sink_stag = m->u.read_req.sink_stag;
+                r->sink_to = m->u.read_req.sink_to;
+                r->size = m->u.read_req.read_size;
+                wmem_list_append(D->reads, r);
+            } else {
+                r->req_id = m->u.atomic_req.req_id;
+                wmem_list_append(D->atomics, r);
+            }
+            s->req = r;
+        }
+        break;
+    case IW_OP_READ_RESP:
+        if (first) {
+            iwk_req *r = pop_req(R->reads);
+            if (!r) {
+                s->unmatched = TRUE;
+            } else {
+                /* The response carries the request's Data Sink STag (§4.4);
+                 * a zero-length one need not (RFC 5041 §5.2). */
+                if (r->sink_stag != m->ddp.stag && m->payload_len)
+                    s->stag_mismatch = TRUE;
+                r->resp_frame = pinfo->num;
+                r->resp_ts = pinfo->abs_ts;
+            }
+            if (t)
+                t->req = r;
+            s->req = r;
+        } else if (t) {
+            s->req = t->req;
+        }
+        s->is_resp = TRUE;
+        break;
+    case IW_OP_ATOMIC_RESP:
+        if (m->has_hdr) {
+            iwk_req *r = pop_req(R->atomics);
+            if (!r) {
+                s->unmatched = TRUE;
+            } else {
+                if (r->req_id != m->u.atomic_resp.req_id)
+                    s->id_mismatch = TRUE;
+                r->resp_frame = pinfo->num;
+                r->resp_ts = pinfo->abs_ts;
+            }
+            s->req = r;
+            s->is_resp = TRUE;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static void add_links(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const iwk_seg *s) {
+    if (!s->req)
+        return;
+    proto_item *pi;
+    if (s->is_resp) {
+        pi = proto_tree_add_uint(tree, hf_request_in, tvb, 0, 0, s->req->frame);
+        proto_item_set_generated(pi);
+        nstime_t dt;
+        nstime_delta(&dt, &pinfo->abs_ts, &s->req->ts);
+        pi = proto_tree_add_time(tree, hf_response_time, tvb, 0, 0, &dt);
+        proto_item_set_generated(pi);
+    } else if (s->req->resp_frame) {
+        pi = proto_tree_add_uint(tree, hf_response_in, tvb, 0, 0, s->req->resp_frame);
+        proto_item_set_generated(pi);
+    }
+}
+
+/* ---------------- payload ---------------- */
+
+static void fill_rdmapinfo(rdmap_info_t *info, const iw_rdmap_msg *m) {
+    memset(info, 0, sizeof *info);
+    info->opcode = m->opcode;
+    info->last_flag = m->ddp.last;
+    info->is_tagged = m->ddp.tagged;
+    if (m->ddp.tagged) {
+        info->steering_tag = m->ddp.stag;
+        info->tagged_offset = m->ddp.to;
+    } else {
+        info->queue_number = m->ddp.qn;
+        info->message_seq_num = m->ddp.msn;
+        info->message_offset = m->ddp.mo;
+    }
+}
+
+/* A ULP heuristic that throws must not cut our own items short. */
+static void call_ulp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, rdmap_info_t *info) {
+    TRY {
+        heur_dtbl_entry_t *hdtbl_entry;
+        if (!rdmap_heur_list ||
+            !dissector_try_heuristic(rdmap_heur_list, tvb, pinfo, tree, &hdtbl_entry, info))
+            call_data_dissector(tvb, pinfo, tree);
+    }
+    CATCH_NONFATAL_ERRORS { show_exception(tvb, pinfo, tree, EXCEPT_CODE, GET_MESSAGE); }
+    ENDTRY;
+}
+
+/* Read Requests: offered to the ULPs, no data item when none wants it. */
+static void call_ulp_quiet(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
+                           rdmap_info_t *info) {
+    TRY {
+        heur_dtbl_entry_t *hdtbl_entry;
+        dissector_try_heuristic(rdmap_heur_list, tvb, pinfo, tree, &hdtbl_entry, info);
+    }
+    CATCH_NONFATAL_ERRORS { show_exception(tvb, pinfo, tree, EXCEPT_CODE, GET_MESSAGE); }
+    ENDTRY;
+}
+
+static void dissect_payload(tvbuff_t *seg_tvb, guint off, packet_info *pinfo, proto_tree *tree,
+                            const iw_rdmap_msg *m, const iwk_seg *s) {
+    tvbuff_t *ptvb = tvb_new_subset_length(seg_tvb, off, (gint)m->payload_len);
+    rdmap_info_t info;
+    fill_rdmapinfo(&info, m);
+    if (s && s->reasm_id && pref_reassemble) {
+        gboolean save = pinfo->fragmented;
+        pinfo->fragmented = TRUE;
+        fragment_head *fh =
+            fragment_add_check(&iwk_reassembly_table, ptvb, 0, pinfo, s->reasm_id, NULL,
+                               s->reasm_off, (guint32)m->payload_len, !m->ddp.last);
+        tvbuff_t *whole = process_reassembled_data(ptvb, 0, pinfo, "Reassembled iWARP message",
+                                                   fh, &iwk_frag_items, NULL, tree);
+        pinfo->fragmented = save;
+        if (whole) {
+            /* The ULP sees the whole message, as from one segment at MO 0. */
+            if (!m->ddp.tagged)
+                info.message_offset = 0;
+            else
+                info.tagged_offset = m->ddp.to - s->reasm_off;
+            call_ulp(whole, pinfo, tree, &info);
+            return;
+        }
+        if (!m->ddp.tagged) {
+            /* An untagged fragment: the reassembled message goes up. */
+            call_data_dissector(ptvb, pinfo, tree);
+            return;
+        }
+    }
+    call_ulp(ptvb, pinfo, tree, &info);
+}
+
+/* ---------------- the segment ---------------- */
+
+void iwk_dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_fpdu_ctx *ctx) {
+    static const guint8 zero = 0;
+    guint len = tvb_reported_length(tvb);
+    const guint8 *p = len ? tvb_get_ptr(tvb, 0, len) : &zero;
+    iw_rdmap_msg m;
+    iw_verdict v;
+    iw_ssize r = iw_rdmap_decode(&m, p, len, &v);
+    wmem_strbuf_t *info = wmem_strbuf_new(pinfo->pool, "");
+
+    iw_ddp_hdr h;
+    gboolean have_ddp = len >= 1 && iw_ddp_decode_hdr(&h, p, len) > 0;
+    guint hl = have_ddp ? (guint)iw_ddp_hdr_len(p[0]) : 0;
+    proto_item *di = NULL, *ri = NULL;
+    proto_tree *rt = NULL;
+
+    if (!have_ddp) {
+        di = proto_tree_add_item(tree, proto_iwk_ddp, tvb, 0, -1, ENC_NA);
+        proto_item_append_text(di, " [truncated: %u octets, DDP header needs %u]", len,
+                               len ? (guint)iw_ddp_hdr_len(p[0]) : 1);
+        wmem_strbuf_append(info, "DDP segment [truncated header]");
+        iwk_expert_verdict(pinfo, di, &v);
+        col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", wmem_strbuf_get_str(info));
+        return;
+    }
+    di = add_ddp_hdr(tree, tvb, 0, &m.ddp, proto_iwk_ddp, ett_ddp);
+    proto_tree *dt = proto_item_get_subtree(di);
+    proto_item *pl = proto_tree_add_uint(dt, hf_ddp_payload_len, tvb, hl, len - hl, len - hl);
+    proto_item_set_generated(pl);
+    if (!m.ddp.tagged && m.ddp.last) {
+        pl = proto_tree_add_uint(dt, hf_ddp_msg_len, tvb, 0, 0, m.ddp.mo + (len - hl));
+        proto_item_set_generated(pl);
+    }
+
+    /* RDMAP: control octet, Invalidate STag, then the opcode's header. */
+    ri = proto_tree_add_item(tree, proto_iwk_rdmap, tvb, 1, -1, ENC_NA);
+    rt = proto_item_add_subtree(ri, ett_rdmap);
+    add_rdmap_ctrl(rt, tvb, 1, m.ddp.rsvd_ulp);
+    if (!m.ddp.tagged)
+        proto_tree_add_uint(rt, hf_inv_stag, tvb, 2, 4, m.ddp.rsvd_ulp2);
+    proto_item *qi = proto_tree_add_uint(rt, hf_qp, tvb, 0, 0, ctx->conv->index);
+    proto_item_set_generated(qi);
+    proto_item_append_text(ri, ", %s", iw_rdmap_opcode_str(m.opcode));
+
+    wmem_strbuf_append(info, iw_rdmap_opcode_str(m.opcode));
+    if (m.ddp.tagged)
+        wmem_strbuf_append_printf(info, " STag=0x%08x TO=0x%" G_GINT64_MODIFIER "x", m.ddp.stag,
+                                  m.ddp.to);
+    else
+        wmem_strbuf_append_printf(info, " QN=%u MSN=%u MO=%u", m.ddp.qn, m.ddp.msn, m.ddp.mo);
+
+    if (m.has_hdr) {
+        switch (m.opcode) {
+        case IW_OP_READ_REQ:
+            add_read_req(rt, tvb, hl, &m.u.read_req, hf_rreq);
+            wmem_strbuf_append_printf(info, " sink=0x%08x@0x%" G_GINT64_MODIFIER
+                                      "x src=0x%08x@0x%" G_GINT64_MODIFIER "x size=%u",
+                                      m.u.read_req.sink_stag, m.u.read_req.sink_to,
+                                      m.u.read_req.src_stag, m.u.read_req.src_to,
+                                      m.u.read_req.read_size);
+            break;
+        case IW_OP_TERMINATE:
+            add_term(rt, tvb, hl, &m.u.term, pinfo, info);
+            break;
+        case IW_OP_IMM:
+        case IW_OP_IMM_SE:
+            proto_tree_add_bytes(rt, hf_imm, tvb, hl, IW_RDMAP_IMM_LEN, m.u.imm);
+            wmem_strbuf_append(info, " data=");
+            for (int i = 0; i < IW_RDMAP_IMM_LEN; i++)
+                wmem_strbuf_append_printf(info, "%02x", m.u.imm[i]);
+            break;
+        case IW_OP_ATOMIC_REQ:
+            add_atomic_req(rt, tvb, hl, &m.u.atomic_req);
+            wmem_strbuf_append_printf(info, " %s id=%u STag=0x%08x TO=0x%" G_GINT64_MODIFIER "x",
+                                      val_to_str_const(m.u.atomic_req.aopcode, aop_vals,
+                                                       "Unassigned"),
+                                      m.u.atomic_req.req_id, m.u.atomic_req.stag,
+                                      m.u.atomic_req.to);
+            break;
+        case IW_OP_ATOMIC_RESP: {
+            proto_item *ai = proto_tree_add_item(rt, hf_atomic, tvb, hl, IW_RDMAP_ATOMIC_RESP_LEN,
+                                                 ENC_NA);
+            proto_tree *at = proto_item_add_subtree(ai, ett_atomic);
+            proto_tree_add_uint(at, hf_atomic_req_id, tvb, hl, 4, m.u.atomic_resp.req_id);
+            proto_tree_add_uint64(at, hf_atomic_orig, tvb, hl + 4, 8, m.u.atomic_resp.orig);
+            wmem_strbuf_append_printf(info, " id=%u orig=0x%" G_GINT64_MODIFIER "x",
+                                      m.u.atomic_resp.req_id, m.u.atomic_resp.orig);
+            break;
+        }
+        default:
+            break;
+        }
+    } else if (r >= 0 && m.payload_len && !opcode_has_payload(m.opcode)) {
+        /* A control message split over segments (legal, rare). */
+        proto_tree_add_item(rt, hf_reassembled_data, tvb, hl, -1, ENC_NA);
+    }
+    if (opcode_has_payload(m.opcode) || m.payload_len)
+        wmem_strbuf_append_printf(info, " len=%u", (guint)(len - hl));
+    if (!m.ddp.last)
+        wmem_strbuf_append(info, " [more]");
+
+    /* Stateless verdict from libiwarp. */
+    if (r < 0) {
+        gboolean ddp_layer = v.kind == IW_VERDICT_TERM && iw_term_layer(v.term) == 0x1;
+        proto_item *vi = proto_tree_add_uint(ddp_layer ? dt : rt, hf_verdict, tvb, 0, 0, v.term);
+        proto_item_set_generated(vi);
+        iwk_expert_verdict(pinfo, ddp_layer ? di : ri, &v);
+        wmem_strbuf_append_printf(info, " [TERM %u/%u/0x%02x]", iw_term_layer(v.term),
+                                  iw_term_etype(v.term), iw_term_ecode(v.term));
+    }
+    iwk_expert_notes(pinfo, ri, m.notes);
+
+    /* Stateful part: first pass only, then replayed. */
+    iwk_seg *s = (iwk_seg *)p_get_proto_data(wmem_file_scope(), pinfo, proto_iwk_rdmap, ctx->seq);
+    if (!s && !PINFO_FD_VISITED(pinfo)) {
+        s = wmem_new0(wmem_file_scope(), iwk_seg);
+        if (r >= 0 && ctx->track && !ctx->crc_bad)
+            track(pinfo, ctx, &m, s);
+        p_add_proto_data(wmem_file_scope(), pinfo, proto_iwk_rdmap, ctx->seq, s);
+    }
+    if (s) {
+        if (s->msn_gap) {
+            iwk_expert_add(pinfo, di, &ei_msn_gap,
+                           "MSN gap on QN %u: expected %u, got %u (RFC 5041 §5.3; a receiver "
+                           "without a buffer for it answers 1/2/0x02 or 0x03)",
+                           m.ddp.qn, s->expected, m.ddp.msn);
+            iwk_alert(pinfo, di, PI_WARN);
+        }
+        if (s->msn_first) {
+            iwk_expert_add(pinfo, di, &ei_msn_first,
+                           "First message on QN %u has MSN %u; MSNs start at 1 (RFC 5041 §4.3)",
+                           m.ddp.qn, m.ddp.msn);
+            iwk_alert(pinfo, di, PI_WARN);
+        }
+        if (s->mo_gap) {
+            iwk_expert_add(pinfo, di, &ei_mo_gap,
+                           "MO %u where %u was due on QN %u MSN %u (RFC 5041 §5.2; a receiver "
+                           "answers 1/2/0x04 Invalid MO if out of range)",
+                           m.ddp.mo, s->expected, m.ddp.qn, m.ddp.msn);
+            iwk_alert(pinfo, di, PI_WARN);
+        }
+        if (s->rtr == 1) {
+            proto_item *ti = proto_tree_add_boolean(rt, hf_rtr, tvb, 0, 0, TRUE);
+            proto_item_set_generated(ti);
+            wmem_strbuf_append(info, " [RTR]");
+        } else if (s->rtr == 2) {
+            expert_add_info(pinfo, ri, &ei_rtr_missing);
+            iwk_alert(pinfo, ri, PI_WARN);
+        } else if (s->rtr == 3) {
+            expert_add_info(pinfo, ri, &ei_rtr_type);
+            iwk_alert(pinfo, ri, PI_WARN);
+        }
+        if (s->unmatched) {
+            expert_add_info(pinfo, ri, &ei_resp_unmatched);
+            iwk_alert(pinfo, ri, PI_WARN);
+        }
+        if (s->stag_mismatch) {
+            expert_add_info(pinfo, ri, &ei_resp_stag);
+            iwk_alert(pinfo, ri, PI_WARN);
+        }
+        if (s->id_mismatch) {
+            expert_add_info(pinfo, ri, &ei_atomic_id);
+            iwk_alert(pinfo, ri, PI_WARN);
+        }
+        add_links(rt, tvb, pinfo, s);
+    }
+    if (ctx->crc_bad)
+        expert_add_info(pinfo, ri, &ei_not_tracked);
+
+    if (have_tap_listener(iwk_tap)) {
+        iwk_tap_info *ti = wmem_new0(pinfo->pool, iwk_tap_info);
+        ti->opcode = m.opcode;
+        ti->tagged = m.ddp.tagged;
+        ti->qn = m.ddp.qn;
+        ti->bytes = len - hl;
+        ti->conv_index = ctx->conv->index;
+        ti->d = ctx->d;
+        ti->src = &pinfo->src;
+        ti->dst = &pinfo->dst;
+        ti->srcport = pinfo->srcport;
+        ti->dstport = pinfo->destport;
+        ti->verdict = r < 0;
+        tap_queue_packet(iwk_tap, pinfo, ti);
+    }
+    col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", wmem_strbuf_get_str(info));
+
+    /* Up the stack. */
+    if (r >= 0 && !ctx->crc_bad) {
+        if (opcode_has_payload(m.opcode) && m.payload_len) {
+            dissect_payload(tvb, hl, pinfo, tree, &m, s);
+        } else if (m.opcode == IW_OP_READ_REQ && m.has_hdr) {
+            /* As the built-in: the ULP sees the Read Request (RPC-over-RDMA
+             * tracks them). */
+            rdmap_info_t ri2;
+            rdmap_request_t rq;
+            fill_rdmapinfo(&ri2, &m);
+            rq.sink_stag = m.u.read_req.sink_stag;
+            rq.sink_toffset = m.u.read_req.sink_to;
+            rq.source_stag = m.u.read_req.src_stag;
+            rq.source_toffset = m.u.read_req.src_to;
+            rq.message_size = m.u.read_req.read_size;
+            ri2.read_request = &rq;
+            if (rdmap_heur_list)
+                call_ulp_quiet(tvb_new_subset_length(tvb, len, 0), pinfo, tree, &ri2);
+        }
+    }
+
+}
+
+/* ---------------- registration ---------------- */
+
+void proto_register_iwk_rdmap(void) {
+    static hf_register_info hf_ddp[] = {
+        {&hf_ddp_ctrl, {"DDP Control", "iwk_ddp.ctrl", FT_UINT8, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_ddp_t,
+         {"Tagged (T)", "iwk_ddp.t", FT_BOOLEAN, 8, NULL, IW_DDP_CTRL_T, NULL, HFILL}},
+        {&hf_ddp_l, {"Last (L)", "iwk_ddp.l", FT_BOOLEAN, 8, NULL, IW_DDP_CTRL_L, NULL, HFILL}},
+        {&hf_ddp_rsvd,
+         {"Reserved", "iwk_ddp.rsvd", FT_UINT8, BASE_HEX, NULL, IW_DDP_CTRL_RSVD, NULL, HFILL}},
+        {&hf_ddp_dv,
+         {"DDP Version (DV)", "iwk_ddp.dv", FT_UINT8, BASE_DEC, NULL, IW_DDP_CTRL_DV, NULL,
+          HFILL}},
+        {&hf_ddp_stag, {"STag", "iwk_ddp.stag", FT_UINT32, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_ddp_to,
+         {"Tagged Offset (TO)", "iwk_ddp.to", FT_UINT64, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_ddp_qn, {"Queue Number (QN)", "iwk_ddp.qn", FT_UINT32, BASE_DEC, NULL, 0, NULL,
+                      HFILL}},
+        {&hf_ddp_msn,
+         {"Message Sequence Number (MSN)", "iwk_ddp.msn", FT_UINT32, BASE_DEC, NULL, 0, NULL,
+          HFILL}},
+        {&hf_ddp_mo,
+         {"Message Offset (MO)", "iwk_ddp.mo", FT_UINT32, BASE_DEC, NULL, 0, NULL, HFILL}},
+        {&hf_ddp_payload_len,
+         {"Segment payload", "iwk_ddp.payload_length", FT_UINT32, BASE_DEC | BASE_UNIT_STRING,
+          &units_byte_bytes, 0, "DDP payload octets in this segment", HFILL}},
+        {&hf_ddp_msg_len,
+         {"Message length", "iwk_ddp.message_length", FT_UINT32, BASE_DEC | BASE_UNIT_STRING,
+          &units_byte_bytes, 0, "MO + payload of the last segment (RFC 5041 §5.4)", HFILL}},
+    };
+    static hf_register_info hf[] = {
+        {&hf_ctrl, {"RDMAP Control", "iwk_rdmap.ctrl", FT_UINT8, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_rv,
+         {"RDMAP Version (RV)", "iwk_rdmap.rv", FT_UINT8, BASE_DEC, NULL, IW_RDMAP_CTRL_RV, NULL,
+          HFILL}},
+        {&hf_rsv,
+         {"Reserved", "iwk_rdmap.rsv", FT_UINT8, BASE_HEX, NULL, IW_RDMAP_CTRL_RSV, NULL, HFILL}},
+        {&hf_opcode,
+         {"OpCode", "iwk_rdmap.opcode", FT_UINT8, BASE_HEX, VALS(iwk_opcode_vals),
+          IW_RDMAP_CTRL_OPCODE, "RFC 5040 §4.2, RFC 7306 §4", HFILL}},
+        {&hf_inv_stag,
+         {"Invalidate STag", "iwk_rdmap.inv_stag", FT_UINT32, BASE_HEX, NULL, 0,
+          "DDP RsvdULP[8:39] (RFC 5040 §4.3)", HFILL}},
+        {&hf_rreq,
+         {"Read Request header", "iwk_rdmap.read_request", FT_NONE, BASE_NONE, NULL, 0,
+          "RFC 5040 §4.4", HFILL}},
+        {&hf_sink_stag,
+         {"Data Sink STag", "iwk_rdmap.sink_stag", FT_UINT32, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_sink_to,
+         {"Data Sink Tagged Offset", "iwk_rdmap.sink_to", FT_UINT64, BASE_HEX, NULL, 0, NULL,
+          HFILL}},
+        {&hf_read_size,
+         {"RDMA Read Message Size", "iwk_rdmap.read_size", FT_UINT32,
+          BASE_DEC | BASE_UNIT_STRING, &units_byte_bytes, 0, NULL, HFILL}},
+        {&hf_src_stag,
+         {"Data Source STag", "iwk_rdmap.src_stag", FT_UINT32, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_src_to,
+         {"Data Source Tagged Offset", "iwk_rdmap.src_to", FT_UINT64, BASE_HEX, NULL, 0, NULL,
+          HFILL}},
+        {&hf_term,
+         {"Terminate header", "iwk_rdmap.term", FT_NONE, BASE_NONE, NULL, 0, "RFC 5040 §4.8",
+          HFILL}},
+        {&hf_term_layer,
+         {"Layer", "iwk_rdmap.term.layer", FT_UINT8, BASE_DEC, VALS(layer_vals), 0, NULL, HFILL}},
+        {&hf_term_etype,
+         {"Error Type", "iwk_rdmap.term.etype", FT_UINT8, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_term_ecode,
+         {"Error Code", "iwk_rdmap.term.ecode", FT_UINT8, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_term_triple,
+         {"Error", "iwk_rdmap.term.triple", FT_UINT16, BASE_HEX, VALS(iwk_term_vals), 0,
+          "Layer/EType/Code as one value (RFC 6580 registry)", HFILL}},
+        {&hf_term_m,
+         {"DDP Segment Length valid (M)", "iwk_rdmap.term.m", FT_BOOLEAN, 8, NULL, 0x80, NULL,
+          HFILL}},
+        {&hf_term_d,
+         {"DDP header included (D)", "iwk_rdmap.term.d", FT_BOOLEAN, 8, NULL, 0x40, NULL, HFILL}},
+        {&hf_term_r,
+         {"RDMAP header included (R)", "iwk_rdmap.term.r", FT_BOOLEAN, 8, NULL, 0x20, NULL,
+          HFILL}},
+        {&hf_term_rsvd,
+         {"Reserved", "iwk_rdmap.term.rsvd", FT_UINT16, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_term_seg_len,
+         {"DDP Segment Length", "iwk_rdmap.term.ddp_seg_len", FT_UINT16, BASE_DEC, NULL, 0, NULL,
+          HFILL}},
+        {&hf_term_ddp_hdr,
+         {"Terminated DDP header", "iwk_rdmap.term.ddp_hdr", FT_NONE, BASE_NONE, NULL, 0,
+          "Copied DDP header, sized by its own T bit; fields use iwk_ddp.*", HFILL}},
+        {&hf_term_rdma_hdr,
+         {"Terminated RDMA header", "iwk_rdmap.term.rdma_hdr", FT_NONE, BASE_NONE, NULL, 0,
+          "Copied Read Request header; fields use iwk_rdmap.sink_stag etc.", HFILL}},
+        {&hf_imm,
+         {"Immediate Data", "iwk_rdmap.imm_data", FT_BYTES, BASE_NONE, NULL, 0, "RFC 7306 §6.2",
+          HFILL}},
+        {&hf_atomic,
+         {"Atomic header", "iwk_rdmap.atomic", FT_NONE, BASE_NONE, NULL, 0, "RFC 7306 §5.2",
+          HFILL}},
+        {&hf_atomic_rsvd,
+         {"Reserved", "iwk_rdmap.atomic.rsvd", FT_UINT32, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_atomic_aop,
+         {"Atomic OpCode", "iwk_rdmap.atomic.aopcode", FT_UINT8, BASE_HEX, VALS(aop_vals), 0,
+          NULL, HFILL}},
+        {&hf_atomic_req_id,
+         {"Request Identifier", "iwk_rdmap.atomic.req_id", FT_UINT32, BASE_DEC, NULL, 0, NULL,
+          HFILL}},
+        {&hf_atomic_stag,
+         {"Remote STag", "iwk_rdmap.atomic.stag", FT_UINT32, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_atomic_to,
+         {"Remote Tagged Offset", "iwk_rdmap.atomic.to", FT_UINT64, BASE_HEX, NULL, 0, NULL,
+          HFILL}},
+        {&hf_atomic_add_swap,
+         {"Add or Swap Data", "iwk_rdmap.atomic.add_swap", FT_UINT64, BASE_HEX, NULL, 0, NULL,
+          HFILL}},
+        {&hf_atomic_add_swap_mask,
+         {"Add or Swap Mask", "iwk_rdmap.atomic.add_swap_mask", FT_UINT64, BASE_HEX, NULL, 0,
+          NULL, HFILL}},
+        {&hf_atomic_compare,
+         {"Compare Data", "iwk_rdmap.atomic.compare", FT_UINT64, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_atomic_compare_mask,
+         {"Compare Mask", "iwk_rdmap.atomic.compare_mask", FT_UINT64, BASE_HEX, NULL, 0, NULL,
+          HFILL}},
+        {&hf_atomic_orig,
+         {"Original Remote Data Value", "iwk_rdmap.atomic.orig_value", FT_UINT64, BASE_HEX, NULL,
+          0, NULL, HFILL}},
+        {&hf_verdict,
+         {"Shadow verdict", "iwk_rdmap.verdict", FT_UINT16, BASE_HEX, VALS(iwk_term_vals), 0,
+          "The Terminate an RFC-conformant receiver must send for this segment", HFILL}},
+        {&hf_rtr,
+         {"RFC 6581 RTR", "iwk_rdmap.rtr", FT_BOOLEAN, BASE_NONE, NULL, 0,
+          "This message is the initiator's Ready-To-Receive after a peer-to-peer startup", HFILL}},
+        {&hf_response_in,
+         {"Response in", "iwk_rdmap.response_in", FT_FRAMENUM, BASE_NONE,
+          FRAMENUM_TYPE(FT_FRAMENUM_RESPONSE), 0, NULL, HFILL}},
+        {&hf_request_in,
+         {"Request in", "iwk_rdmap.request_in", FT_FRAMENUM, BASE_NONE,
+          FRAMENUM_TYPE(FT_FRAMENUM_REQUEST), 0, NULL, HFILL}},
+        {&hf_response_time,
+         {"Response time", "iwk_rdmap.response_time", FT_RELATIVE_TIME, BASE_NONE, NULL, 0,
+          "Time from the Read/Atomic Request to the first segment of its response", HFILL}},
+        {&hf_qp,
+         {"Stream (QP)", "iwk_rdmap.qp", FT_UINT32, BASE_DEC, NULL, 0,
+          "Index of the TCP connection this RDMAP stream runs on", HFILL}},
+        {&hf_fragments,
+         {"Message fragments", "iwk_rdmap.fragments", FT_NONE, BASE_NONE, NULL, 0, NULL, HFILL}},
+        {&hf_fragment,
+         {"Message fragment", "iwk_rdmap.fragment", FT_FRAMENUM, BASE_NONE, NULL, 0, NULL,
+          HFILL}},
+        {&hf_fragment_overlap,
+         {"Fragment overlap", "iwk_rdmap.fragment.overlap", FT_BOOLEAN, BASE_NONE, NULL, 0, NULL,
+          HFILL}},
+        {&hf_fragment_overlap_conflicts,
+         {"Conflicting data in fragment overlap", "iwk_rdmap.fragment.overlap.conflicts",
+          FT_BOOLEAN, BASE_NONE, NULL, 0, NULL, HFILL}},
+        {&hf_fragment_multiple_tails,
+         {"Multiple tail fragments", "iwk_rdmap.fragment.multiple_tails", FT_BOOLEAN, BASE_NONE,
+          NULL, 0, NULL, HFILL}},
+        {&hf_fragment_too_long,
+         {"Fragment too long", "iwk_rdmap.fragment.too_long", FT_BOOLEAN, BASE_NONE, NULL, 0,
+          NULL, HFILL}},
+        {&hf_fragment_error,
+         {"Reassembly error", "iwk_rdmap.fragment.error", FT_FRAMENUM, BASE_NONE, NULL, 0, NULL,
+          HFILL}},
+        {&hf_fragment_count,
+         {"Fragment count", "iwk_rdmap.fragment.count", FT_UINT32, BASE_DEC, NULL, 0, NULL,
+          HFILL}},
+        {&hf_reassembled_in,
+         {"Reassembled in", "iwk_rdmap.reassembled_in", FT_FRAMENUM, BASE_NONE, NULL, 0, NULL,
+          HFILL}},
+        {&hf_reassembled_length,
+         {"Reassembled length", "iwk_rdmap.reassembled.length", FT_UINT32, BASE_DEC, NULL, 0,
+          NULL, HFILL}},
+        {&hf_reassembled_data,
+         {"Reassembled data", "iwk_rdmap.reassembled.data", FT_BYTES, BASE_NONE, NULL, 0, NULL,
+          HFILL}},
+    };
+    static gint *ett[] = {&ett_ddp,      &ett_ddp_ctrl, &ett_rdmap,     &ett_rdmap_ctrl,
+                          &ett_rreq,     &ett_term,     &ett_term_ddp,  &ett_term_rdma,
+                          &ett_atomic,   &ett_fragment, &ett_fragments};
+    static ei_register_info ei[] = {
+        {&ei_msn_gap, {"iwk_ddp.msn_gap", PI_SEQUENCE, PI_WARN, "MSN gap", EXPFILL}},
+        {&ei_msn_first,
+         {"iwk_ddp.msn_not_initial", PI_SEQUENCE, PI_WARN, "First MSN is not 1", EXPFILL}},
+        {&ei_mo_gap, {"iwk_ddp.mo_gap", PI_SEQUENCE, PI_WARN, "MO discontinuity", EXPFILL}},
+        {&ei_rtr_missing,
+         {"iwk_rdmap.rtr_missing", PI_SEQUENCE, PI_WARN,
+          "Initiator's first FPDU after a peer-to-peer MPA v2 startup is not a zero-length RTR "
+          "(RFC 6581 §5: no FULPDU before the RTR)",
+          EXPFILL}},
+        {&ei_rtr_type,
+         {"iwk_rdmap.rtr_not_negotiated", PI_PROTOCOL, PI_WARN,
+          "RTR of a type the Reply did not offer (RFC 6581 §9.2; the responder may answer "
+          "2/0/0x07)",
+          EXPFILL}},
+        {&ei_resp_unmatched,
+         {"iwk_rdmap.response_unmatched", PI_SEQUENCE, PI_WARN,
+          "Response with no outstanding request (RFC 5040 §5.2.2 / RFC 7306 §5)", EXPFILL}},
+        {&ei_resp_stag,
+         {"iwk_rdmap.response_stag_mismatch", PI_PROTOCOL, PI_WARN,
+          "Read Response STag differs from the request's Data Sink STag (RFC 5040 §4.4, "
+          "§5.2.2: responses come in request order)",
+          EXPFILL}},
+        {&ei_atomic_id,
+         {"iwk_rdmap.atomic_id_mismatch", PI_PROTOCOL, PI_WARN,
+          "Atomic Response Request Identifier differs from the request's (RFC 7306 §5.2.2)",
+          EXPFILL}},
+        {&ei_terminate,
+         {"iwk_rdmap.terminate", PI_RESPONSE_CODE, PI_NOTE, "Terminate received", EXPFILL}},
+        {&ei_not_tracked,
+         {"iwk_rdmap.not_tracked", PI_CHECKSUM, PI_NOTE,
+          "FPDU failed its CRC or marker check: decoded for display, not delivered",
+          EXPFILL}},
+    };
+
+    proto_iwk_ddp = proto_register_protocol("iWARP DDP (iwarpkit): Direct Data Placement, RFC 5041",
+                                            "iWARP-DDP", "iwk_ddp");
+    proto_iwk_rdmap = proto_register_protocol(
+        "iWARP RDMAP (iwarpkit): RDMA Protocol, RFC 5040/7306", "iWARP-RDMAP", "iwk_rdmap");
+    proto_register_field_array(proto_iwk_ddp, hf_ddp, array_length(hf_ddp));
+    proto_register_field_array(proto_iwk_rdmap, hf, array_length(hf));
+    proto_register_subtree_array(ett, array_length(ett));
+    expert_module_t *em = expert_register_protocol(proto_iwk_rdmap);
+    expert_register_field_array(em, ei, array_length(ei));
+    iwk_expert_register(proto_iwk_mpa, proto_iwk_rdmap);
+
+    module_t *mod = prefs_register_protocol(proto_iwk_rdmap, NULL);
+    prefs_register_bool_preference(
+        mod, "reassemble", "Reassemble messages",
+        "Reassemble untagged messages by QN/MSN/MO and tagged ones by STag/TO", &pref_reassemble);
+    reassembly_table_register(&iwk_reassembly_table, &addresses_ports_reassembly_table_functions);
+
+    /* SMB Direct and RPC-over-RDMA register on the built-in's list; feed
+     * the same list (create it if the built-in is absent). */
+    rdmap_heur_list = find_heur_dissector_list("iwarp_ddp_rdmap");
+    if (!rdmap_heur_list)
+        rdmap_heur_list = register_heur_dissector_list("iwarp_ddp_rdmap", proto_iwk_rdmap);
+    iwk_tap = register_tap("iwk");
+}
+
+void proto_reg_handoff_iwk_rdmap(void) {}

@@ -1,0 +1,71 @@
+/* Statistics for the iwarpkit plugin: a stats_tree over the "iwk" tap,
+ * one tap record per DDP segment. tshark: -z iwk,tree; Wireshark:
+ * Statistics > iWARP (iwarpkit).
+ *
+ * Nodes: messages and payload octets per RDMAP opcode, and per stream (QP:
+ * one TCP connection and direction) the same split by opcode, plus the
+ * segments an RFC-conformant receiver would answer with a Terminate. */
+#include <epan/stats_tree.h>
+#include <epan/to_str.h>
+
+#include "packet-iwarpkit.h"
+
+static int st_segments = -1;
+static int st_bytes = -1;
+static int st_qps = -1;
+static int st_verdicts = -1;
+
+static const char *const st_name_segments = "Segments by opcode";
+static const char *const st_name_bytes = "Payload octets by opcode";
+static const char *const st_name_qps = "Streams (QP)";
+static const char *const st_name_verdicts = "Segments with a Terminate verdict";
+
+static void iwk_stats_init(stats_tree *st) {
+    st_segments = stats_tree_create_node(st, st_name_segments, 0, STAT_DT_INT, TRUE);
+    st_bytes = stats_tree_create_node(st, st_name_bytes, 0, STAT_DT_INT, TRUE);
+    st_qps = stats_tree_create_node(st, st_name_qps, 0, STAT_DT_INT, TRUE);
+    st_verdicts = stats_tree_create_node(st, st_name_verdicts, 0, STAT_DT_INT, FALSE);
+}
+
+static tap_packet_status iwk_stats_packet(stats_tree *st, packet_info *pinfo, epan_dissect_t *edt,
+                                          const void *p, tap_flags_t flags) {
+    (void)pinfo;
+    (void)edt;
+    (void)flags;
+    const iwk_tap_info *ti = (const iwk_tap_info *)p;
+    const char *op = val_to_str_const(ti->opcode, iwk_opcode_vals, "Reserved");
+
+    tick_stat_node(st, st_name_segments, 0, TRUE);
+    tick_stat_node(st, op, st_segments, FALSE);
+    increase_stat_node(st, st_name_bytes, 0, TRUE, (int)ti->bytes);
+    increase_stat_node(st, op, st_bytes, FALSE, (int)ti->bytes);
+
+    char *src = address_to_str(NULL, ti->src);
+    char *dst = address_to_str(NULL, ti->dst);
+    char *qp = g_strdup_printf("#%u %s:%u -> %s:%u", ti->conv_index, src, ti->srcport, dst,
+                               ti->dstport);
+    wmem_free(NULL, src);
+    wmem_free(NULL, dst);
+    tick_stat_node(st, st_name_qps, 0, TRUE);
+    int qp_id = tick_stat_node(st, qp, st_qps, TRUE);
+    int seg_id = tick_stat_node(st, "segments", qp_id, TRUE);
+    tick_stat_node(st, op, seg_id, FALSE);
+    int bytes_id = increase_stat_node(st, "payload octets", qp_id, TRUE, (int)ti->bytes);
+    increase_stat_node(st, op, bytes_id, FALSE, (int)ti->bytes);
+    g_free(qp);
+
+    if (ti->verdict)
+        tick_stat_node(st, st_name_verdicts, 0, FALSE);
+    return TAP_PACKET_REDRAW;
+}
+
+static void iwk_stats_register_tree(void) {
+    stats_tree_register_plugin("iwk", "iwk", "iWARP (iwarpkit)", 0, iwk_stats_packet,
+                               iwk_stats_init, NULL);
+}
+
+void iwk_stats_register(void) {
+    static tap_plugin plug;
+    plug.register_tap_listener = iwk_stats_register_tree;
+    tap_register_plugin(&plug);
+}

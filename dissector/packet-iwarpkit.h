@@ -1,0 +1,146 @@
+/* iwarpkit Wireshark plugin: shared declarations.
+ *
+ * Three protocols, each with its own filter prefix so the plugin loads next
+ * to Wireshark's built-in iwarp_mpa / iwarp_ddp_rdmap:
+ *   iwk_mpa    MPA (RFC 5044, RFC 6581): startup frames, FPDUs, markers, CRC
+ *   iwk_ddp    DDP (RFC 5041) headers
+ *   iwk_rdmap  RDMAP (RFC 5040, RFC 7306) messages
+ * All decoding goes through libiwarp (<iwarp/...>); this code turns tvb
+ * bytes into codec calls and hf items. */
+#ifndef PACKET_IWARPKIT_H
+#define PACKET_IWARPKIT_H
+
+#include <epan/packet.h>
+#include <epan/expert.h>
+
+#include <iwarp/iwarp.h>
+
+/* Protocol ids (registered in packet-iwarpkit-mpa.c / -rdmap.c). */
+extern int proto_iwk_mpa;
+extern int proto_iwk_ddp;
+extern int proto_iwk_rdmap;
+
+/* One outstanding request (RDMA Read or Atomic), for linking (RFC 5040
+ * §5.2.2: Read Responses come in request order; RFC 7306 §5: Atomic
+ * Responses in request order on QN 3). */
+typedef struct iwk_req {
+    guint32 frame;
+    nstime_t ts;
+    guint8 opcode;
+    guint32 sink_stag;  /* Read: Data Sink STag the response carries */
+    guint64 sink_to;
+    guint32 size;       /* Read: RDMARDSZ */
+    guint32 req_id;     /* Atomic: Request Identifier */
+    guint32 resp_frame; /* 0 until the response's first segment is seen */
+    nstime_t resp_ts;
+} iwk_req;
+
+/* Per direction of one TCP connection. Direction 0 is the initiator's
+ * (sender of the MPA Request), or the first sender seen mid-stream. */
+typedef struct iwk_dir {
+    /* MPA framing (first pass only; results are stored per PDU). */
+    gboolean rr_seen;   /* an MPA Request/Reply was seen in this direction */
+    guint32 rr_seq;     /* its TCP sequence number */
+    gboolean fo_known;  /* fo_seq is known */
+    guint32 fo_seq;     /* SeqStart: first octet of Full Operation (§4.3) */
+    int markers;        /* -1 unknown, 0 off, 1 on (RFC 5044 §7.1.1 M bit) */
+    gboolean lost;      /* framing lost (bad CRC or undecodable data) */
+    gboolean in_sync;   /* nxt_seq is the next FPDU start */
+    guint32 nxt_seq;
+    gboolean rejected;  /* MPA exited after a Reply with R=1 */
+    guint32 n_fpdus;
+    guint32 first_fpdu_frame;
+    /* DDP per-QN tracking (RFC 5041 §5.3; MSN starts at 1, §4.3). */
+    gboolean after_loss;  /* framing was lost: MSNs restart unknown */
+    gboolean msn_known[4];
+    guint32 last_msn[4];
+    gboolean in_msg[4];   /* last segment on this QN had L=0 */
+    guint32 next_mo[4];
+    guint32 msg_id[4];    /* reassembly id of the message in progress */
+    wmem_map_t *tagged;   /* STag -> iwk_tmsg (tagged message in progress) */
+    guint32 next_id;      /* reassembly ids */
+    /* Requests sent in this direction, awaiting responses in the other. */
+    wmem_list_t *reads;
+    wmem_list_t *atomics;
+} iwk_dir;
+
+/* RFC 6581 §9 negotiation state. */
+typedef struct iwk_v2 {
+    gboolean req_seen, rep_seen;
+    iw_mpa_v2 req, rep;
+    gboolean req_enh, rep_enh;
+    gboolean rtr_checked; /* first initiator FPDU after an A=1 startup */
+} iwk_v2;
+
+typedef struct iwk_conv {
+    address addr0;       /* sender of direction 0 */
+    guint32 port0;
+    iwk_dir dir[2];
+    int crc;             /* -1 unknown, 0 off, 1 on (C bit, RFC 5044 §7.1.1) */
+    gboolean handshake;  /* startup frames were in the capture */
+    gboolean midstream;  /* claimed from FPDUs alone */
+    int init_dir;        /* direction of the MPA Request sender, -1 unknown */
+    iwk_v2 v2;
+    guint32 index;       /* 1-based, per capture, for statistics */
+    /* Hook for the reference engine's stateful checks (STag, bounds,
+     * access; RFC 5041 §7.1, RFC 5040 §7.2). NULL until it exists. */
+    void *engine;
+} iwk_conv;
+
+/* What the MPA layer hands to DDP/RDMAP for one FPDU. */
+typedef struct iwk_fpdu_ctx {
+    iwk_conv *conv;
+    int d;               /* direction index */
+    guint32 seq;         /* TCP sequence number of the FPDU's first wire octet */
+    gboolean crc_bad;    /* the FPDU failed its CRC or marker check: decode, do not track */
+    gboolean track;      /* first pass may update conversation state */
+    proto_item *mpa_item;
+} iwk_fpdu_ctx;
+
+/* RDMAP over one ULPDU (packet-iwarpkit-rdmap.c). Appends to the Info
+ * column. */
+void iwk_dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_fpdu_ctx *ctx);
+
+/* ---- verdicts and notes as expert items (packet-iwarpkit-expert.c) ---- */
+
+/* Register the generated expert fields of every RFC 6580 triple, close
+ * reason and library note (MPA ones under proto_mpa, the rest under
+ * proto_rdmap). */
+void iwk_expert_register(int proto_mpa, int proto_rdmap);
+/* Expert item for a verdict (Terminate triple or close), naming the triple
+ * and the RFC section of the rule that fired. */
+void iwk_expert_verdict(packet_info *pinfo, proto_item *item, const iw_verdict *v);
+/* One expert item per note bit set. */
+void iwk_expert_notes(packet_info *pinfo, proto_item *item, guint32 notes);
+/* Plain expert item; marks the tree with iwk_mpa.alert at warning and above. */
+void iwk_expert_add(packet_info *pinfo, proto_item *item, expert_field *ei, const char *fmt, ...)
+    G_GNUC_PRINTF(4, 5);
+/* Mark an item as carrying an alert of this severity (PI_WARN, PI_ERROR). */
+void iwk_alert(packet_info *pinfo, proto_item *item, int severity);
+
+extern const value_string iwk_term_vals[];
+extern const value_string iwk_close_vals[];
+extern const value_string iwk_opcode_vals[];
+
+/* Statistics tap (packet-iwarpkit-stats.c). */
+typedef struct iwk_tap_info {
+    guint8 opcode;
+    gboolean tagged;
+    guint32 qn;
+    guint32 bytes;       /* DDP payload octets */
+    guint32 conv_index;
+    int d;
+    const address *src, *dst;
+    guint32 srcport, dstport;
+    gboolean verdict;    /* a Terminate-worthy verdict */
+} iwk_tap_info;
+extern int iwk_tap;
+void iwk_stats_register(void);
+
+/* Registration entry points, called from plugin.c. */
+void proto_register_iwk_mpa(void);
+void proto_reg_handoff_iwk_mpa(void);
+void proto_register_iwk_rdmap(void);
+void proto_reg_handoff_iwk_rdmap(void);
+
+#endif
