@@ -62,7 +62,8 @@ int iw_conn_new(iw_conn **out, iw_rnic *rnic, uint32_t pd, const iw_conn_setting
     if (!out || !rnic || !s || !cb || cb->version < IW_CALLBACKS_V1 || !cb->on_event ||
         (s->role != IW_ROLE_INITIATOR && s->role != IW_ROLE_RESPONDER) ||
         (s->mpa_rev != IW_MPA_REV1 && s->mpa_rev != IW_MPA_REV2) ||
-        (s->p2p && s->mpa_rev < IW_MPA_REV2) || s->private_data_len > IW_MPA_PD_MAX - 4 ||
+        (s->p2p && s->mpa_rev < IW_MPA_REV2) || /* RFC 6581 enhanced data takes 4 of the 512 octets (RFC 5044 §7.1.1) */
+        s->private_data_len > IW_MPA_PD_MAX - (s->mpa_rev >= IW_MPA_REV2 ? 4 : 0) ||
         (s->private_data_len && !s->private_data) || s->ird > IW_MPA_V2_NO_NEG ||
         s->ord > IW_MPA_V2_NO_NEG)
         return IW_ERR_INVALID_ARG;
@@ -72,9 +73,10 @@ int iw_conn_new(iw_conn **out, iw_rnic *rnic, uint32_t pd, const iw_conn_setting
         return IW_ERR_NOMEM;
     c->scratch = mem->malloc(RX_SCRATCH, mem->user);
     if (!c->scratch || iw_rnic_pd_ref(rnic, pd) < 0) {
+        int rc = c->scratch ? IW_ERR_INVALID_ARG : IW_ERR_NOMEM; /* before c is freed */
         mem->free(c->scratch, mem->user);
         mem->free(c, mem->user);
-        return c->scratch ? IW_ERR_INVALID_ARG : IW_ERR_NOMEM;
+        return rc;
     }
     c->rnic = rnic;
     c->mem = *mem;
@@ -93,6 +95,7 @@ int iw_conn_new(iw_conn **out, iw_rnic *rnic, uint32_t pd, const iw_conn_setting
     c->ord.item_size = sizeof(ord_ent);
     c->resp.item_size = sizeof(tx_msg);
     c->sq.item_size = sizeof(tx_msg);
+    c->cq.item_size = sizeof(cq_ent);
     c->ctrl.item_size = sizeof(tx_msg);
     /* RFC 5041 §4.3: every queue's MSN starts at 1. */
     c->rq_msn = c->qn1_msn = c->qn2_msn = c->qn3_msn = 1;
@@ -110,6 +113,7 @@ void iw_conn_del(iw_conn *c) {
     iw_ring_free(&c->ord, &c->mem);
     iw_ring_free(&c->resp, &c->mem);
     iw_ring_free(&c->sq, &c->mem);
+    iw_ring_free(&c->cq, &c->mem);
     iw_ring_free(&c->ctrl, &c->mem);
     c->mem.free(c->scratch, c->mem.user);
     c->mem.free(c, c->mem.user);
@@ -222,6 +226,13 @@ static int conn_queue_rtr(iw_conn *c, unsigned rtr) {
 
 static int conn_mpa_reply_rx(iw_conn *c, const iw_mpa_rr *rr) {
     conn_set_framing(c, rr);
+    c->info.enhanced = rr->enhanced && c->set.mpa_rev >= IW_MPA_REV2;
+    if (c->info.enhanced) {
+        /* RFC 6581 §9.1: the responder's IRD/ORD reach the ULP for both
+         * MPA Accept and Reject. */
+        c->info.peer_ird = rr->v2.ird;
+        c->info.peer_ord = rr->v2.ord;
+    }
     if (rr->r) {
         /* RFC 5044 §7.1.2 rule 3: exit MPA; the TCP stream is the ULP's. */
         c->state = IW_CONN_CLOSED;
@@ -233,12 +244,9 @@ static int conn_mpa_reply_rx(iw_conn *c, const iw_mpa_rr *rr) {
     }
     c->info.ird = c->set.ird;
     c->info.ord = c->set.ord;
-    c->info.enhanced = rr->enhanced && c->set.mpa_rev >= IW_MPA_REV2;
     unsigned rtr = 0;
     bool ird_short = false;
     if (c->info.enhanced) {
-        c->info.peer_ird = rr->v2.ird;
-        c->info.peer_ord = rr->v2.ord;
         /* RFC 6581 §9.1: our IRD >= responder ORD, our ORD <= responder IRD;
          * 0x3FFF leaves ours unchanged. */
         if (rr->v2.ord != IW_MPA_V2_NO_NEG && rr->v2.ord > c->info.ird) {
@@ -252,6 +260,11 @@ static int conn_mpa_reply_rx(iw_conn *c, const iw_mpa_rr *rr) {
         if (c->set.p2p && rr->v2.p2p) {
             c->info.p2p = true;
             unsigned both = conn_rtr_bits(&rr->v2) & c->set.rtr;
+            /* A Read RTR is a Read Request: with a responder IRD of 0 it
+             * cannot be sent (RFC 5040 §6.1); §9.2 then wants another RTR
+             * or TERM 2/0/7. */
+            if (rr->v2.ird == 0)
+                both &= ~IW_RTR_READ;
             /* RFC 6581 §1.1: the choice among several is ours. Prefer the
              * zero-length Write: it consumes no buffer at the responder. */
             rtr = (both & IW_RTR_WRITE) ? IW_RTR_WRITE
@@ -311,6 +324,13 @@ static int conn_mpa_request_rx(iw_conn *c, const iw_mpa_rr *rr) {
             rep.v2.rtr_send = (both & IW_RTR_SEND) != 0;
             rep.v2.rtr_write = (both & IW_RTR_WRITE) != 0;
             rep.v2.rtr_read = (both & IW_RTR_READ) != 0;
+            /* §9.1: offering the Read RTR, raise an IRD of 0 to 1 so the
+             * zero-length Read can be accepted. */
+            if ((both & IW_RTR_READ) && c->info.ird == 0) {
+                c->info.ird = 1;
+                if (rep.v2.ird == 0)
+                    rep.v2.ird = 1;
+            }
             c->info.p2p = true;
             c->info.rtr = both;
             c->rtr_pending_rx = true;
@@ -338,12 +358,24 @@ static int conn_mpa_request_rx(iw_conn *c, const iw_mpa_rr *rr) {
 int iw_conn_mpa_rx(iw_conn *c) {
     iw_mpa_rr rr;
     iw_verdict v;
+    iw_mpa_rr_type want = c->set.role == IW_ROLE_INITIATOR ? IW_MPA_REPLY : IW_MPA_REQUEST;
     iw_ssize n = iw_mpa_rr_decode(&rr, c->mpa_in, c->mpa_in_len, &v);
+    if (n == IW_ERR_PROTO && v.close == IW_CLOSE_MPA_BAD_KEY &&
+        iw_fault(c, IW_FAULT_ACCEPT_MPA_BAD_KEY)) {
+        if (c->mpa_in_len < IW_MPA_KEY_LEN)
+            return 0;
+        memcpy(c->mpa_in, want == IW_MPA_REPLY ? IW_MPA_KEY_REP : IW_MPA_KEY_REQ, IW_MPA_KEY_LEN);
+        n = iw_mpa_rr_decode(&rr, c->mpa_in, c->mpa_in_len, &v);
+    }
+    if (n == IW_ERR_PROTO && v.close == IW_CLOSE_MPA_BAD_REV &&
+        iw_fault(c, IW_FAULT_ACCEPT_MPA_BAD_REV)) {
+        c->mpa_in[17] = c->set.mpa_rev;
+        n = iw_mpa_rr_decode(&rr, c->mpa_in, c->mpa_in_len, &v);
+    }
     if (n == IW_ERR_NEED_MORE)
         return 0;
     if (n < 0)
         return iw_conn_close_with(c, v.close);
-    iw_mpa_rr_type want = c->set.role == IW_ROLE_INITIATOR ? IW_MPA_REPLY : IW_MPA_REQUEST;
     v = iw_mpa_rr_expect(&rr, want);
     if (v.kind != IW_VERDICT_OK)
         return iw_conn_close_with(c, v.close);
@@ -355,8 +387,14 @@ int iw_conn_mpa_rx(iw_conn *c) {
 int iw_conn_fail_terminate(iw_conn *c, uint16_t triple, const char *rfc, const uint8_t *ddp_hdr,
                            size_t ddp_len, uint16_t seg_len, const uint8_t *rreq, bool with_hdr) {
     /* §7.1 rule 4: the first error is the one reported. */
-    if (c->term_queued || c->state == IW_CONN_CLOSED)
+    if (c->term_queued || c->state == IW_CONN_CLOSED || iw_fault_skip(c, triple))
         return 0;
+    if (iw_fault(c, IW_FAULT_MISCODE) && c->set.faults.miscode_triple == triple)
+        triple = (uint16_t)((triple & 0xFF00) | ((triple + 1) & 0xFF));
+    if (iw_fault(c, IW_FAULT_NO_HDR_COPY))
+        with_hdr = false;
+    if (iw_fault(c, IW_FAULT_BAD_SEG_LEN))
+        seg_len++;
     c->term_rfc = rfc;
     iw_term_info *t = &c->term_out;
     memset(t, 0, sizeof *t);
@@ -391,6 +429,10 @@ int iw_conn_fail_terminate(iw_conn *c, uint16_t triple, const char *rfc, const u
     iw_rdmap_term *th = &m->m.u.term;
     th->layer = (uint8_t)iw_term_layer(triple);
     th->etype = (uint8_t)iw_term_etype(triple);
+    if (iw_fault(c, IW_FAULT_SWAP_NIBBLES)) {
+        th->layer = (uint8_t)iw_term_etype(triple);
+        th->etype = (uint8_t)iw_term_layer(triple);
+    }
     th->ecode = (uint8_t)iw_term_ecode(triple);
     th->m = t->m;
     th->d = t->d;
@@ -410,25 +452,54 @@ int iw_conn_fail_terminate(iw_conn *c, uint16_t triple, const char *rfc, const u
     return 0;
 }
 
+/* Report finished work requests from the head of the completion queue:
+ * RFC 5040 §5.5 rule 15, operations complete in submission order. */
+static int conn_cq_drain(iw_conn *c) {
+    while (c->cq.count) {
+        cq_ent e = *(cq_ent *)iw_ring_at(&c->cq, 0);
+        if (!e.done)
+            break;
+        iw_ring_pop(&c->cq);
+        c->cq_seq++;
+        iw_event ev = {.type = e.type, .status = e.status, .wr_id = e.wr_id, .len = e.len,
+                       .atomic_orig = e.atomic_orig};
+        int rc = iw_conn_emit(c, &ev);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int iw_conn_complete(iw_conn *c, uint32_t seq, iw_wc_status st, uint32_t len, uint64_t orig) {
+    uint32_t i = seq - c->cq_seq;
+    if (i >= c->cq.count)
+        return 0;
+    cq_ent *e = iw_ring_at(&c->cq, i);
+    if (e->done)
+        return 0;
+    e->done = true;
+    e->status = st;
+    e->len = len;
+    e->atomic_orig = orig;
+    return conn_cq_drain(c);
+}
+
 void iw_conn_flush(iw_conn *c, iw_wc_status st) {
-    /* Operations not yet given to DDP complete in error (RFC 5040 §5.4). */
-    while (c->sq.count) {
-        tx_msg *m = iw_ring_at(&c->sq, 0);
-        if (m->done) {
-            iw_event ev = {.type = m->done, .status = st, .wr_id = m->wr_id};
-            iw_conn_emit(c, &ev);
+    /* Operations not yet given to DDP complete in error (RFC 5040 §5.4),
+     * still in submission order (§5.5 rule 15). An FPDU half written to
+     * the LLP finishes going out, but its message is no longer queued. */
+    if (c->tx.active && (c->tx.src == TXQ_SQ || c->tx.src == TXQ_RESP))
+        c->tx.src = TXQ_NONE;
+    c->sq.count = c->sq.head = 0;
+    c->ord.count = c->ord.head = 0;
+    for (uint32_t i = 0; i < c->cq.count; i++) {
+        cq_ent *e = iw_ring_at(&c->cq, i);
+        if (!e->done) {
+            e->done = true;
+            e->status = st;
         }
-        iw_ring_pop(&c->sq);
     }
-    while (c->ord.count) {
-        ord_ent *o = iw_ring_at(&c->ord, 0);
-        if (!o->rtr) {
-            iw_event ev = {.type = o->atomic ? IW_EV_ATOMIC_DONE : IW_EV_READ_DONE, .status = st,
-                           .wr_id = o->wr_id};
-            iw_conn_emit(c, &ev);
-        }
-        iw_ring_pop(&c->ord);
-    }
+    conn_cq_drain(c);
     while (c->rq.count) {
         rq_ent *r = iw_ring_at(&c->rq, 0);
         iw_event ev = {.type = IW_EV_RECV, .status = st, .wr_id = r->wr_id};
@@ -443,6 +514,7 @@ int iw_conn_close_with(iw_conn *c, iw_close_reason why) {
     if (c->state == IW_CONN_CLOSED)
         return 0;
     c->state = IW_CONN_CLOSED;
+    c->mpa_out_off = c->mpa_out_len; /* a closed stream sends nothing more */
     c->rx = RX_IDLE;
     iw_conn_flush(c, IW_WC_FLUSHED);
     if (c->closed_reported)
@@ -559,9 +631,20 @@ int iw_conn_post_send(iw_conn *c, const iw_send_wr *wr) {
     default:
         return IW_ERR_INVALID_ARG;
     }
-    tx_msg *q = iw_ring_push(&c->sq, &c->mem);
-    if (!q)
+    /* Every operation completes, in submission order (RFC 5040 §5.5). */
+    cq_ent *e = iw_ring_push(&c->cq, &c->mem);
+    if (!e)
         return IW_ERR_NOMEM;
+    e->wr_id = wr->wr_id;
+    e->type = wr->op == IW_WR_READ                                   ? IW_EV_READ_DONE
+              : wr->op == IW_WR_FETCH_ADD || wr->op == IW_WR_CMP_SWAP ? IW_EV_ATOMIC_DONE
+                                                                      : t.done;
+    t.cq_seq = c->cq_seq + c->cq.count - 1;
+    tx_msg *q = iw_ring_push(&c->sq, &c->mem);
+    if (!q) {
+        c->cq.count--;
+        return IW_ERR_NOMEM;
+    }
     *q = t;
     return 0;
 }

@@ -28,7 +28,9 @@ typedef struct tx_msg {
     bool framed_all;      /* the last FPDU is framed */
     iw_event_type done;   /* completion to raise when sent (0: none) */
     bool rtr;             /* RFC 6581 RTR: internal, its ORD entry already queued */
+    bool fault_extra;     /* IW_FAULT_SEND_AFTER_TERM: goes out after the Terminate */
     uint64_t wr_id;
+    uint32_t cq_seq;      /* its completion-queue entry (posted work only) */
 } tx_msg;
 
 /* An outstanding Read or Atomic Request we sent (the ORD queue). */
@@ -41,7 +43,19 @@ typedef struct ord_ent {
     uint32_t size;
     uint32_t got;         /* Read Response octets received */
     uint32_t req_id;      /* atomic */
+    uint32_t cq_seq;      /* its completion-queue entry (not for the RTR) */
 } ord_ent;
+
+/* The completion of a posted work request, held until every earlier one
+ * is reported: RFC 5040 §5.5 rule 15 (RFC 7306 §5.4, §6.4). */
+typedef struct cq_ent {
+    uint64_t wr_id;
+    iw_event_type type;
+    bool done;
+    iw_wc_status status;
+    uint32_t len;
+    uint64_t atomic_orig;
+} cq_ent;
 
 /* A posted QN 0 receive buffer. */
 typedef struct rq_ent {
@@ -155,6 +169,8 @@ struct iw_conn {
 
     /* transmit */
     iw_ring sq;           /* tx_msg from post_send, in order */
+    iw_ring cq;           /* cq_ent per posted work request, in submission order */
+    uint32_t cq_seq;      /* sequence number of the cq head */
     iw_ring ctrl;         /* tx_msg: RTR, Terminate */
     tx_piece_list tx;
     uint32_t tx_pos;      /* grid position of the next outbound octet */
@@ -168,6 +184,12 @@ struct iw_conn {
     const char *term_rfc;
 };
 
+/* Fault injection (IW_FAULT_*): only iwarp-target --fault sets these. */
+static inline bool iw_fault(const iw_conn *c, unsigned f) { return (c->set.faults.flags & f) != 0; }
+static inline bool iw_fault_skip(const iw_conn *c, uint16_t triple) {
+    return iw_fault(c, IW_FAULT_SKIP) && c->set.faults.skip_triple == triple;
+}
+
 /* iw_conn.c */
 int iw_conn_emit(iw_conn *c, iw_event *ev);
 int iw_conn_fail_terminate(iw_conn *c, uint16_t triple, const char *rfc, const uint8_t *ddp_hdr,
@@ -175,6 +197,8 @@ int iw_conn_fail_terminate(iw_conn *c, uint16_t triple, const char *rfc, const u
 int iw_conn_close_with(iw_conn *c, iw_close_reason why);
 int iw_conn_mpa_rx(iw_conn *c); /* a complete MPA frame is in mpa_in */
 void iw_conn_flush(iw_conn *c, iw_wc_status st);
+/* Work request seq finished; report it and every finished one behind it. */
+int iw_conn_complete(iw_conn *c, uint32_t seq, iw_wc_status st, uint32_t len, uint64_t orig);
 
 /* iw_tx.c */
 void iw_tx_init(iw_conn *c);

@@ -54,8 +54,10 @@ static uint8_t *rx_target(iw_conn *c, size_t *left, bool *payload) {
         size_t need = c->mpa_in_len < IW_MPA_RR_HDR_LEN
                           ? IW_MPA_RR_HDR_LEN
                           : IW_MPA_RR_HDR_LEN + (size_t)iw_get_u16(c->mpa_in + 18);
+        /* RFC 5044 §7.1.1: PD_Length > 512 closes the connection; the fixed
+         * header says so, so judge it at 20 octets, not after 512 more. */
         if (need > sizeof c->mpa_in)
-            need = sizeof c->mpa_in; /* PD_Length > 512 is judged at 20 octets */
+            need = IW_MPA_RR_HDR_LEN;
         *left = need - c->mpa_in_len;
         return c->mpa_in + c->mpa_in_len;
     }
@@ -101,15 +103,23 @@ int iw_conn_rx_iov(iw_conn *c, iw_iovec *iov, int max) {
     uint32_t pos = c->rx_pos;
     if (max > RX_PIECES)
         max = RX_PIECES;
+    /* Octets of the marker at pos already received: only the first piece
+     * of this call can continue a partial marker. */
+    size_t mgot = c->marker_got;
+    bool slot_used = false;
     while (n < max) {
-        if (markers && (c->marker_got || iw_mpa_marker_gap(pos) == 0)) {
-            size_t k = IW_MPA_MARKER_LEN - c->marker_got;
-            c->pieces[n] = (rx_piece){c->marker + c->marker_got, k, RXP_MARKER};
+        if (markers && (mgot || iw_mpa_marker_gap(pos) == 0)) {
+            /* One 4-octet marker slot: a second marker in the same list
+             * would overwrite the first before rx_commit checks it
+             * (RFC 5044 §4.2) and adds it to the CRC (§4.4). */
+            if (slot_used)
+                break;
+            size_t k = IW_MPA_MARKER_LEN - mgot;
+            c->pieces[n] = (rx_piece){c->marker + mgot, k, RXP_MARKER};
             pos += (uint32_t)k;
             n++;
-            /* Only one marker slot: stop here if a second one would follow. */
-            if (left == 0 || iw_mpa_marker_gap(pos) == 0)
-                break;
+            mgot = 0;
+            slot_used = true;
             continue;
         }
         if (left == 0)
@@ -124,13 +134,6 @@ int iw_conn_rx_iov(iw_conn *c, iw_iovec *iov, int max) {
         n++;
         if (left == 0)
             break; /* the next state's target is not known yet */
-        if (n < max && markers && iw_mpa_marker_gap(pos) == 0 && n + 1 < max) {
-            /* a marker, then more of the same target: fine, but the slot
-             * is single, so the data after it waits for the next call */
-            c->pieces[n] = (rx_piece){c->marker, IW_MPA_MARKER_LEN, RXP_MARKER};
-            n++;
-            break;
-        }
     }
     c->n_pieces = n;
     for (int i = 0; i < n; i++) {
@@ -207,7 +210,7 @@ static void rx_check_qn1(iw_conn *c, const iw_rdmap_msg *m) {
         return rx_fail(c, IW_TERM_DDP_UT_MSN_RANGE, "RFC 5041 §7.1");
     /* RFC 5040 §6.1, RFC 5042 §6.4.3.3: no more than IRD outstanding; the
      * QN 1 buffer for this MSN does not exist: (2) "no buffer". */
-    if (c->resp.count >= c->info.ird)
+    if (c->resp.count >= c->info.ird && !iw_fault(c, IW_FAULT_IRD_UNBOUNDED))
         return rx_fail(c, IW_TERM_DDP_UT_NO_BUFFER, "RFC 5040 §6.1; RFC 5041 §7.1");
 }
 
@@ -229,8 +232,13 @@ static void rx_header(iw_conn *c) {
         return rx_fail(c, IW_TERM_RDMAP_OP_UNSPECIFIED, "RFC 5040 §4.4; RFC 7306 §5");
     switch (m->opcode) {
     case IW_OP_WRITE: {
-        iw_place p = iw_place_tagged(c->rnic, c->pd, m->ddp.stag, m->ddp.to, pay,
-                                     IW_ACCESS_REMOTE_WRITE);
+        unsigned need = iw_fault(c, IW_FAULT_IGNORE_ACCESS) ? 0 : IW_ACCESS_REMOTE_WRITE;
+        iw_place p = iw_place_tagged(c->rnic, c->pd, m->ddp.stag, m->ddp.to, pay, need);
+        if (!p.ok && pay && iw_fault(c, IW_FAULT_PLACE_BEFORE_CHECK)) {
+            iw_mr *mr = iw_rnic_mr(c->rnic, m->ddp.stag);
+            if (mr && mr->len)
+                mr->addr[0] = 0xFF; /* a write that lands before its check */
+        }
         if (!p.ok)
             return rx_fail(c, p.term, p.rfc);
         rx_set_payload(c, p.dst, pay);
@@ -342,7 +350,7 @@ static int rx_complete_send(iw_conn *c, const iw_rdmap_msg *m, size_t pay) {
     if (m->opcode == IW_OP_SEND_INV || m->opcode == IW_OP_SEND_SE_INV) {
         /* RFC 5040 §5.3: invalidate before the Send is delivered. */
         iw_mr *mr = iw_rnic_mr(c->rnic, m->ddp.rsvd_ulp2);
-        if (mr)
+        if (mr && !iw_fault(c, IW_FAULT_NO_REMOTE_INVALIDATE))
             mr->state = MR_INVALID;
         r->has_inv = true;
         r->inv_stag = m->ddp.rsvd_ulp2;
@@ -354,6 +362,10 @@ static int rx_complete_read_req(iw_conn *c, const iw_rdmap_msg *m, const uint8_t
     const iw_rdmap_read_req *rr = &m->u.read_req;
     /* RFC 5040 §5.2.1: validated once delivered; size 0 is not validated. */
     iw_place p = iw_place_read_src(c->rnic, c->pd, rr->src_stag, rr->src_to, rr->read_size);
+    if (!p.ok && iw_fault_skip(c, p.term)) {
+        c->qn1_msn++; /* dropped unanswered */
+        return 0;
+    }
     if (!p.ok)
         return iw_conn_fail_terminate(c, p.term, p.rfc, seg, IW_DDP_UNTAGGED_HDR_LEN,
                                       c->ulpdu_len, seg + IW_DDP_UNTAGGED_HDR_LEN, true);
@@ -375,6 +387,10 @@ static int rx_complete_read_req(iw_conn *c, const iw_rdmap_msg *m, const uint8_t
 static int rx_complete_atomic_req(iw_conn *c, const iw_rdmap_msg *m, const uint8_t *seg) {
     const iw_rdmap_atomic_req *a = &m->u.atomic_req;
     iw_place p = iw_place_atomic(c->rnic, c->pd, a->stag, a->to);
+    if (!p.ok && iw_fault_skip(c, p.term)) {
+        c->qn1_msn++;
+        return 0;
+    }
     if (!p.ok) /* RFC 7306 §8.1: DDP header, no RDMA header */
         return iw_conn_fail_terminate(c, p.term, p.rfc, seg, IW_DDP_UNTAGGED_HDR_LEN,
                                       c->ulpdu_len, NULL, true);
@@ -418,10 +434,23 @@ static int rx_complete_term(iw_conn *c, const iw_rdmap_msg *m) {
     c->state = IW_CONN_TERMINATE;
     c->term_queued = true;
     c->ctrl.count = c->ctrl.head = 0;
+    if (c->tx.active && c->tx.src == TXQ_CTRL)
+        c->tx.src = TXQ_NONE;
     c->rx = RX_DRAIN;
     int rc = iw_conn_emit(c, &ev);
     iw_conn_flush(c, IW_WC_REMOTE_ERROR);
     return rc;
+}
+
+/* The Terminate for the FPDU just received; with IW_FAULT_SKIP for this
+ * triple the segment is dropped silently instead and the stream goes on. */
+static int rx_terminate(iw_conn *c, uint16_t triple, const char *rfc, const uint8_t *ddp,
+                        size_t dl, const uint8_t *rreq, bool with_hdr) {
+    if (iw_fault_skip(c, triple)) {
+        rx_next_fpdu(c);
+        return 0;
+    }
+    return iw_conn_fail_terminate(c, triple, rfc, ddp, dl, c->ulpdu_len, rreq, with_hdr);
 }
 
 static int rx_fpdu_done(iw_conn *c) {
@@ -429,12 +458,11 @@ static int rx_fpdu_done(iw_conn *c) {
     const uint8_t *seg = c->hdr + IW_MPA_HDR_LEN;
     size_t seglen = c->hdr_got - IW_MPA_HDR_LEN;
     /* RFC 5044 §6: the CRC is the first verdict on an FPDU. */
-    if (c->rx_crc && (uint32_t)~c->rx_crc_state != iw_crc32c_get(c->trailer + 4))
-        return iw_conn_fail_terminate(c, IW_TERM_LLP_MPA_CRC, "RFC 5044 §4.4, §8", NULL, 0, 0,
-                                      NULL, false);
+    if (c->rx_crc && !iw_fault(c, IW_FAULT_ACCEPT_BAD_CRC) &&
+        (uint32_t)~c->rx_crc_state != iw_crc32c_get(c->trailer + 4))
+        return rx_terminate(c, IW_TERM_LLP_MPA_CRC, "RFC 5044 §4.4, §8", NULL, 0, NULL, false);
     if (c->marker_bad)
-        return iw_conn_fail_terminate(c, IW_TERM_LLP_MPA_MARKER, "RFC 5044 §4.2, §8", NULL, 0,
-                                      0, NULL, false);
+        return rx_terminate(c, IW_TERM_LLP_MPA_MARKER, "RFC 5044 §4.2, §8", NULL, 0, NULL, false);
     if (c->err_pending) {
         /* Fig. 10: DDP and RDMAP remote errors copy the offending DDP header,
          * sized by its own T bit, zero-filled if the segment was shorter. */
@@ -443,8 +471,7 @@ static int rx_fpdu_done(iw_conn *c) {
         memcpy(ddp, seg, seglen < dl ? seglen : dl);
         bool with = iw_term_layer(c->err_term) != 0x2 &&
                     !(iw_term_layer(c->err_term) == 0 && iw_term_etype(c->err_term) == 0);
-        return iw_conn_fail_terminate(c, c->err_term, c->err_rfc, ddp, dl, c->ulpdu_len, NULL,
-                                      with);
+        return rx_terminate(c, c->err_term, c->err_rfc, ddp, dl, NULL, with);
     }
     /* RFC 5044 §7.1.2 rule 4: the responder may send once it has a valid FPDU. */
     c->tx_allowed = true;
@@ -461,10 +488,8 @@ static int rx_fpdu_done(iw_conn *c) {
             ord_ent o = *(ord_ent *)iw_ring_at(&c->ord, 0);
             iw_ring_pop(&c->ord);
             c->ord_outstanding--;
-            if (!o.rtr) {
-                iw_event ev = {.type = IW_EV_READ_DONE, .wr_id = o.wr_id, .len = o.size};
-                rc = iw_conn_emit(c, &ev);
-            }
+            if (!o.rtr) /* RFC 5040 §5.5 rules 15, 19 */
+                rc = iw_conn_complete(c, o.cq_seq, IW_WC_SUCCESS, o.size, 0);
         }
         break;
     case IW_OP_SEND:
@@ -486,9 +511,8 @@ static int rx_fpdu_done(iw_conn *c) {
         iw_ring_pop(&c->ord);
         c->ord_outstanding--;
         c->qn3_msn++;
-        iw_event ev = {.type = IW_EV_ATOMIC_DONE, .wr_id = o.wr_id,
-                       .atomic_orig = m->u.atomic_resp.orig};
-        rc = iw_conn_emit(c, &ev);
+        /* RFC 7306 §5.4 rule 7, RFC 5040 §5.5 rule 15 */
+        rc = iw_conn_complete(c, o.cq_seq, IW_WC_SUCCESS, 0, m->u.atomic_resp.orig);
         break;
     }
     case IW_OP_TERMINATE:
@@ -651,6 +675,14 @@ static size_t rx_fast_fpdu(iw_conn *c, const uint8_t *in, size_t len) {
     c->hdr_got = c->hdr_need = IW_MPA_HDR_LEN + want;
     rx_header(c);
     const uint8_t *pay = in + c->hdr_got;
+    /* RFC 5044 §6: the whole FPDU is here, so verify it before DDP places
+     * anything (rx_fpdu_done then raises the CRC error). */
+    if (c->rx_crc) {
+        c->rx_crc_state = iw_crc32c_update(IW_CRC32C_INIT, in, total - IW_MPA_CRC_LEN);
+        if ((uint32_t)~c->rx_crc_state != iw_crc32c_get(in + total - IW_MPA_CRC_LEN) &&
+            !iw_fault(c, IW_FAULT_ACCEPT_BAD_CRC))
+            c->pay_dst = NULL;
+    }
     if (c->pay_dst && c->pay_left) {
         memcpy(c->pay_dst, pay, c->pay_left);
         c->stats.payload_copies += c->pay_left;
@@ -662,8 +694,6 @@ static size_t rx_fast_fpdu(iw_conn *c, const uint8_t *in, size_t len) {
     memcpy(c->trailer + 4, in + total - IW_MPA_CRC_LEN, IW_MPA_CRC_LEN);
     c->pad_got = pad;
     c->crc_got = IW_MPA_CRC_LEN;
-    if (c->rx_crc)
-        c->rx_crc_state = iw_crc32c_update(IW_CRC32C_INIT, in, total - IW_MPA_CRC_LEN);
     c->rx_pos += (uint32_t)total;
     c->stats.bytes_rx += total;
     c->rx = RX_CRC;

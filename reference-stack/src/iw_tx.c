@@ -17,10 +17,12 @@ static bool tx_mpa_pending(const iw_conn *c) { return c->mpa_out_off < c->mpa_ou
  * responder sends no FPDU before it has received one. */
 static tx_msg *tx_pick(iw_conn *c, int *src) {
     if (c->term_queued) {
-        while (c->ctrl.count > 1 ||
-               (c->ctrl.count == 1 &&
-                ((tx_msg *)iw_ring_at(&c->ctrl, 0))->m.opcode != IW_OP_TERMINATE))
+        while (c->ctrl.count) {
+            const tx_msg *h = iw_ring_at(&c->ctrl, 0);
+            if (h->m.opcode == IW_OP_TERMINATE || h->fault_extra)
+                break;
             iw_ring_pop(&c->ctrl);
+        }
         *src = TXQ_CTRL;
         return c->ctrl.count ? iw_ring_at(&c->ctrl, 0) : NULL;
     }
@@ -68,6 +70,7 @@ static int tx_assign_msn(iw_conn *c, tx_msg *m) {
                 return IW_ERR_NOMEM;
             o->atomic = m->m.opcode == IW_OP_ATOMIC_REQ;
             o->wr_id = m->wr_id;
+            o->cq_seq = m->cq_seq;
             if (o->atomic) {
                 o->req_id = m->m.u.atomic_req.req_id;
             } else {
@@ -175,18 +178,38 @@ int iw_conn_tx_iov(iw_conn *c, iw_iovec *iov, int max) {
 
 /* The FPDU just sent completed its message: retire it. */
 static int tx_msg_sent(iw_conn *c) {
+    /* TXQ_NONE: the message was flushed while this FPDU was going out. */
+    if (c->tx.src == TXQ_NONE)
+        return 0;
     iw_ring *q = c->tx.src == TXQ_CTRL ? &c->ctrl : c->tx.src == TXQ_RESP ? &c->resp : &c->sq;
+    if (!q->count)
+        return 0;
     tx_msg *m = iw_ring_at(q, 0);
-    iw_event ev = {.type = m->done, .wr_id = m->wr_id};
+    bool done = m->done != 0;
+    uint32_t seq = m->cq_seq;
     bool term = m->m.opcode == IW_OP_TERMINATE;
     iw_ring_pop(q);
     if (term) {
         c->term_sent_reported = true;
+        if (iw_fault(c, IW_FAULT_SEND_AFTER_TERM)) {
+            /* Non-conformant on purpose: RFC 5040 §5.4 forbids this FPDU. */
+            tx_msg *x = iw_ring_push(&c->ctrl, &c->mem);
+            if (!x)
+                return IW_ERR_NOMEM;
+            x->fault_extra = true;
+            x->m.opcode = IW_OP_SEND;
+            x->m.rv = IW_RDMAP_VERSION;
+            x->m.ddp.dv = IW_DDP_VERSION;
+            x->m.ddp.last = true;
+            x->m.ddp.qn = IW_QN_SEND;
+        }
         iw_event te = {.type = IW_EV_TERM_SENT, .term = c->term_out, .rfc = c->term_rfc};
         return iw_conn_emit(c, &te);
     }
-    if (ev.type)
-        return iw_conn_emit(c, &ev);
+    /* RFC 5040 §5.5 rule 14: a Send or Write is complete once DDP took it;
+     * it is reported after every earlier operation (rule 15). */
+    if (done)
+        return iw_conn_complete(c, seq, IW_WC_SUCCESS, 0, 0);
     return 0;
 }
 

@@ -731,24 +731,39 @@ static int parse_hostport(const char *s, char *host, size_t hl, uint16_t *port) 
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: iwarp-target [--agent HOST:PORT] [--once] [--verbose]\n"
+    fprintf(f, "usage: iwarp-target [--agent HOST:PORT] [--once] [--verbose] [--fault SPEC]\n"
                "  --agent HOST:PORT  agent protocol listener (default 127.0.0.1:7400)\n"
                "  --once             exit after the first runner session ends\n"
-               "  --verbose          log each request to stderr\n");
+               "  --verbose          log each request to stderr\n"
+               "  --fault SPEC       deliberately NON-conformant behaviour, to prove that\n"
+               "                     conformance cases fail: a comma list of\n"
+               "                     skip:L/E/C miscode:L/E/C swap-nibbles no-hdr-copy\n"
+               "                     bad-seg-len send-after-terminate place-before-check\n"
+               "                     accept-bad-crc accept-mpa-bad-key accept-mpa-bad-rev\n"
+               "                     ird-unbounded no-remote-invalidate ignore-access\n");
 }
 
 int main(int argc, char **argv) {
     char host[64] = "127.0.0.1";
     uint16_t port = 7400;
     bool once = false, verbose = false;
+    iw_faults faults = {0};
+    char ferr[120];
     static const struct option opts[] = {{"agent", required_argument, 0, 'a'},
+                                         {"fault", required_argument, 0, 'f'},
                                          {"once", no_argument, 0, 'o'},
                                          {"verbose", no_argument, 0, 'v'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "a:ovh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "a:f:ovh", opts, NULL)) != -1) {
         switch (c) {
+        case 'f':
+            if (iw_faults_parse(&faults, optarg, ferr, sizeof ferr) < 0) {
+                fprintf(stderr, "iwarp-target: --fault: %s\n", ferr);
+                return 2;
+            }
+            break;
         case 'a':
             if (parse_hostport(optarg, host, sizeof host, &port) < 0) {
                 fprintf(stderr, "iwarp-target: --agent wants HOST:PORT, got '%s'\n", optarg);
@@ -807,6 +822,9 @@ int main(int argc, char **argv) {
     t.verbose = verbose;
     t.in = malloc(IW_AGENT_LINE_MAX);
     iw_conn_settings_default(&t.mpa_set, IW_ROLE_RESPONDER);
+    t.mpa_set.faults = faults;
+    if (faults.flags)
+        fprintf(stderr, "iwarp-target: FAULTS INJECTED: this IUT is deliberately non-conformant\n");
     if (!t.in || tgt_setup(&t) < 0) {
         fprintf(stderr, "iwarp-target: out of memory\n");
         return 1;

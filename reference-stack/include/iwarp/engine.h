@@ -81,6 +81,33 @@ typedef enum iw_role { IW_ROLE_INITIATOR = 1, IW_ROLE_RESPONDER } iw_role;
 #define IW_RTR_WRITE 0x2u
 #define IW_RTR_READ 0x4u
 
+/* Fault injection. These make the engine deliberately non-conformant, so the
+ * conformance suite can prove each of its cases fails for the right reason
+ * (iwarp-target --fault). Never set them anywhere else. */
+#define IW_FAULT_SKIP 0x0001u            /* drop a segment failing skip_triple's check, no Terminate */
+#define IW_FAULT_MISCODE 0x0002u         /* send miscode_triple's Terminate with code + 1 */
+#define IW_FAULT_SWAP_NIBBLES 0x0004u    /* layer and etype swapped in every Terminate */
+#define IW_FAULT_NO_HDR_COPY 0x0008u     /* D=0 and no copied DDP header */
+#define IW_FAULT_BAD_SEG_LEN 0x0010u     /* DDP Segment Length + 1 */
+#define IW_FAULT_SEND_AFTER_TERM 0x0020u /* one more FPDU after the Terminate */
+#define IW_FAULT_PLACE_BEFORE_CHECK 0x0040u /* a rejected tagged segment's first octet lands first */
+#define IW_FAULT_ACCEPT_BAD_CRC 0x0080u
+#define IW_FAULT_ACCEPT_MPA_BAD_KEY 0x0100u
+#define IW_FAULT_ACCEPT_MPA_BAD_REV 0x0200u
+#define IW_FAULT_IRD_UNBOUNDED 0x0400u
+#define IW_FAULT_NO_REMOTE_INVALIDATE 0x0800u
+#define IW_FAULT_IGNORE_ACCESS 0x1000u   /* tagged writes skip the access check (never bounds) */
+
+typedef struct iw_faults {
+    unsigned flags;
+    uint16_t skip_triple;
+    uint16_t miscode_triple;
+} iw_faults;
+
+/* Parse "skip:1/1/1,swap-nibbles,..." into f. Returns 0, or -1 with the
+ * offending item in err. */
+int iw_faults_parse(iw_faults *f, const char *spec, char *err, size_t errlen);
+
 typedef struct iw_conn_settings {
     iw_role role;
     uint8_t mpa_rev;     /* 1 (RFC 5044) or 2 (RFC 6581 enhanced frames) */
@@ -95,6 +122,7 @@ typedef struct iw_conn_settings {
     bool reject;         /* responder: answer the Request with R=1 */
     uint32_t emss;       /* effective MSS for MULPDU (RFC 5044 §4.5); 0: 1460 */
     iw_tstamp mpa_timeout; /* startup frame timeout (RFC 5044 §7.1.2 rule 10); 0: none */
+    iw_faults faults;    /* zero: conformant */
 } iw_conn_settings;
 
 void iw_conn_settings_default(iw_conn_settings *s, iw_role role);
@@ -119,6 +147,8 @@ typedef enum iw_event_type {
     IW_EV_CONNECTED = 1,  /* info */
     IW_EV_REJECTED,       /* the Reply had R=1 (initiator) or we rejected (responder) */
     IW_EV_RECV,           /* wr_id, len, msn, solicited, inv_stag, imm */
+    /* The four completions come in post_send order, whatever finished
+     * first (RFC 5040 §5.5 rule 15). */
     IW_EV_SEND_DONE,      /* Send* / Immediate */
     IW_EV_WRITE_DONE,
     IW_EV_READ_DONE,

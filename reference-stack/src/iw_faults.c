@@ -1,0 +1,73 @@
+/* Fault injection spec parsing (see IW_FAULT_* in engine.h). */
+#include <iwarp/engine.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    unsigned flag;
+} faults_named[] = {
+    {"swap-nibbles", IW_FAULT_SWAP_NIBBLES},
+    {"no-hdr-copy", IW_FAULT_NO_HDR_COPY},
+    {"bad-seg-len", IW_FAULT_BAD_SEG_LEN},
+    {"send-after-terminate", IW_FAULT_SEND_AFTER_TERM},
+    {"place-before-check", IW_FAULT_PLACE_BEFORE_CHECK},
+    {"accept-bad-crc", IW_FAULT_ACCEPT_BAD_CRC},
+    {"accept-mpa-bad-key", IW_FAULT_ACCEPT_MPA_BAD_KEY},
+    {"accept-mpa-bad-rev", IW_FAULT_ACCEPT_MPA_BAD_REV},
+    {"ird-unbounded", IW_FAULT_IRD_UNBOUNDED},
+    {"no-remote-invalidate", IW_FAULT_NO_REMOTE_INVALIDATE},
+    {"ignore-access", IW_FAULT_IGNORE_ACCESS},
+};
+
+/* "L/E/C": hex or decimal numbers, as the registry writes them (0x1/0x1/0x01). */
+static int faults_triple(const char *s, uint16_t *out) {
+    unsigned long v[3];
+    for (int i = 0; i < 3; i++) {
+        char *e;
+        v[i] = strtoul(s, &e, 0);
+        if (e == s || (i < 2 && *e != '/') || (i == 2 && *e))
+            return -1;
+        s = e + 1;
+    }
+    if (v[0] > 0xF || v[1] > 0xF || v[2] > 0xFF)
+        return -1;
+    *out = IW_TERM_TRIPLE(v[0], v[1], v[2]);
+    return 0;
+}
+
+int iw_faults_parse(iw_faults *f, const char *spec, char *err, size_t errlen) {
+    memset(f, 0, sizeof *f);
+    char item[64];
+    while (*spec) {
+        size_t n = strcspn(spec, ",");
+        if (n == 0 || n >= sizeof item) {
+            snprintf(err, errlen, "bad fault list near '%.20s'", spec);
+            return -1;
+        }
+        memcpy(item, spec, n);
+        item[n] = 0;
+        spec += n + (spec[n] == ',');
+        if (!strncmp(item, "skip:", 5) || !strncmp(item, "miscode:", 8)) {
+            bool skip = item[0] == 's';
+            if (faults_triple(item + (skip ? 5 : 8), skip ? &f->skip_triple : &f->miscode_triple)) {
+                snprintf(err, errlen, "fault '%s': want L/E/C, e.g. skip:1/1/1", item);
+                return -1;
+            }
+            f->flags |= skip ? IW_FAULT_SKIP : IW_FAULT_MISCODE;
+            continue;
+        }
+        size_t k;
+        for (k = 0; k < sizeof faults_named / sizeof *faults_named; k++)
+            if (!strcmp(item, faults_named[k].name))
+                break;
+        if (k == sizeof faults_named / sizeof *faults_named) {
+            snprintf(err, errlen, "unknown fault '%s'", item);
+            return -1;
+        }
+        f->flags |= faults_named[k].flag;
+    }
+    return 0;
+}
