@@ -84,10 +84,15 @@ typedef enum rx_state {
 #define RX_PIECES 64
 #define RX_SCRATCH 65536
 
+/* Marker slots per rx_iov list: one readv() can then span this many
+ * markers (16 KiB of stream) instead of stopping at every one. */
+#define RX_MARKER_SLOTS 32
+
 typedef struct rx_piece {
     uint8_t *base;
     size_t len;
     uint8_t kind; /* RXP_DATA, RXP_MARKER */
+    uint8_t slot; /* RXP_MARKER: which 4-octet slot of marker[] */
 } rx_piece;
 
 typedef struct tx_piece_list {
@@ -135,7 +140,7 @@ struct iw_conn {
     uint16_t ulpdu_len;
     uint32_t fpdu_hdr_pos; /* grid position of ULPDU_Length */
     bool fpdu_started;
-    uint8_t marker[4];
+    uint8_t marker[IW_MPA_MARKER_LEN * RX_MARKER_SLOTS]; /* slot 0 holds a partial one */
     size_t marker_got;
     bool marker_bad;
     uint8_t trailer[8];

@@ -103,23 +103,23 @@ int iw_conn_rx_iov(iw_conn *c, iw_iovec *iov, int max) {
     uint32_t pos = c->rx_pos;
     if (max > RX_PIECES)
         max = RX_PIECES;
-    /* Octets of the marker at pos already received: only the first piece
-     * of this call can continue a partial marker. */
+    /* Octets of the marker at pos already received (in slot 0): only the
+     * first piece of this call can continue a partial marker. Each marker
+     * gets its own slot, so rx_commit can check every one (RFC 5044 §4.2)
+     * and add it to the CRC (§4.4) after the read. */
     size_t mgot = c->marker_got;
-    bool slot_used = false;
+    unsigned slot = 0;
     while (n < max) {
         if (markers && (mgot || iw_mpa_marker_gap(pos) == 0)) {
-            /* One 4-octet marker slot: a second marker in the same list
-             * would overwrite the first before rx_commit checks it
-             * (RFC 5044 §4.2) and adds it to the CRC (§4.4). */
-            if (slot_used)
+            if (slot == RX_MARKER_SLOTS)
                 break;
             size_t k = IW_MPA_MARKER_LEN - mgot;
-            c->pieces[n] = (rx_piece){c->marker + mgot, k, RXP_MARKER};
+            c->pieces[n] = (rx_piece){c->marker + slot * IW_MPA_MARKER_LEN + mgot, k, RXP_MARKER,
+                                      (uint8_t)slot};
             pos += (uint32_t)k;
             n++;
             mgot = 0;
-            slot_used = true;
+            slot++;
             continue;
         }
         if (left == 0)
@@ -127,7 +127,7 @@ int iw_conn_rx_iov(iw_conn *c, iw_iovec *iov, int max) {
         size_t run = markers ? iw_mpa_marker_gap(pos) : left;
         if (run > left)
             run = left;
-        c->pieces[n] = (rx_piece){t, run, RXP_DATA};
+        c->pieces[n] = (rx_piece){t, run, RXP_DATA, 0};
         t += run;
         left -= run;
         pos += (uint32_t)run;
@@ -570,10 +570,10 @@ static int rx_step(iw_conn *c) {
     }
 }
 
-static void rx_marker_done(iw_conn *c, uint32_t mpos) {
+static void rx_marker_done(iw_conn *c, uint32_t mpos, const uint8_t *marker) {
     /* RFC 5044 §4.2: FPDUPTR (low 2 bits treated as 0) points back to this
      * FPDU's ULPDU_Length; a marker before the header must be 0. */
-    uint16_t ptr = iw_get_u16(c->marker + 2) & (uint16_t)~3u;
+    uint16_t ptr = iw_get_u16(marker + 2) & (uint16_t)~3u;
     uint32_t want = c->fpdu_started ? mpos - c->fpdu_hdr_pos : 0;
     if (ptr != want)
         c->marker_bad = true;
@@ -597,12 +597,17 @@ int iw_conn_rx_commit(iw_conn *c, size_t n, iw_tstamp now) {
                 c->rx_crc_state = iw_crc32c_update(c->rx_crc_state, p->base, take);
             c->marker_got += take;
             c->rx_pos += (uint32_t)take;
+            uint8_t *m = c->marker + p->slot * IW_MPA_MARKER_LEN;
             if (c->marker_got == IW_MPA_MARKER_LEN) {
                 c->marker_got = 0;
-                rx_marker_done(c, mpos);
+                rx_marker_done(c, mpos, m);
             }
-            if (take < p->len)
+            if (take < p->len) {
+                /* The read stopped inside this marker: keep its octets in
+                 * slot 0, where the next rx_iov continues it. */
+                memmove(c->marker, m, c->marker_got);
                 break;
+            }
             continue;
         }
         if (c->rx != RX_MPA) {
