@@ -528,8 +528,13 @@ static void add_marker(proto_tree *t, tvbuff_t *tvb, guint w, const iw_mpa_fpdu 
                        packet_info *pinfo) {
     proto_item *mi = proto_tree_add_item(t, hf_marker, tvb, w, IW_MPA_MARKER_LEN, ENC_NA);
     proto_tree *mt = proto_item_add_subtree(mi, ett_marker);
-    proto_tree_add_item(mt, hf_marker_res, tvb, w, 2, ENC_BIG_ENDIAN);
-    proto_tree_add_item(mt, hf_marker_ptr, tvb, w + 2, 2, ENC_BIG_ENDIAN);
+    /* Field values from libiwarp's marker decoder, like every other field. */
+    uint8_t raw[IW_MPA_MARKER_LEN];
+    uint16_t res, ptr;
+    tvb_memcpy(tvb, raw, w, IW_MPA_MARKER_LEN);
+    iw_mpa_marker_decode(raw, &res, &ptr);
+    proto_tree_add_uint(mt, hf_marker_res, tvb, w, 2, res);
+    proto_tree_add_uint(mt, hf_marker_ptr, tvb, w + 2, 2, ptr);
     if (!f->marker_ok && f->bad_marker_off == w) {
         iw_verdict v = iw_verdict_term(IW_TERM_LLP_MPA_MARKER, "RFC 5044 §4.2, §8");
         iwk_expert_verdict(pinfo, mi, &v);

@@ -212,14 +212,14 @@ static void fpdu_check_markers(iw_mpa_fpdu *f, const uint8_t *buf, uint32_t pos)
     f->marker_ok = true;
     for (size_t w = iw_mpa_marker_gap(pos); w < f->wire_len; w += IW_MPA_MARKER_INTERVAL) {
         f->n_markers++;
-        uint16_t res = iw_get_u16(buf + w);
-        uint16_t raw = iw_get_u16(buf + w + 2);
+        uint16_t res, raw;
+        iw_mpa_marker_decode(buf + w, &res, &raw);
         if (res)
             f->notes |= IW_NOTE(MARKER_RES_NONZERO);
         /* §4.2: the receiver treats the two low bits of FPDUPTR as 0. */
         if (raw & 3)
             f->notes |= IW_NOTE(MARKER_PTR_LOW_BITS);
-        uint16_t ptr = raw & (uint16_t)~3u;
+        uint16_t ptr = iw_mpa_marker_ptr(raw);
         size_t want = w < f->hdr_off ? 0 : w - f->hdr_off;
         if (ptr != want && f->marker_ok) {
             f->marker_ok = false;

@@ -573,7 +573,9 @@ static int rx_step(iw_conn *c) {
 static void rx_marker_done(iw_conn *c, uint32_t mpos, const uint8_t *marker) {
     /* RFC 5044 §4.2: FPDUPTR (low 2 bits treated as 0) points back to this
      * FPDU's ULPDU_Length; a marker before the header must be 0. */
-    uint16_t ptr = iw_get_u16(marker + 2) & (uint16_t)~3u;
+    uint16_t res, raw;
+    iw_mpa_marker_decode(marker, &res, &raw);
+    uint16_t ptr = iw_mpa_marker_ptr(raw);
     uint32_t want = c->fpdu_started ? mpos - c->fpdu_hdr_pos : 0;
     if (ptr != want)
         c->marker_bad = true;

@@ -109,6 +109,15 @@ static inline unsigned iw_mpa_marker_gap(uint32_t pos) {
     return (unsigned)((0u - pos) & (IW_MPA_MARKER_INTERVAL - 1));
 }
 
+/* A marker's fields (RFC 5044 §4.2): RESERVED, and FPDUPTR as sent. The
+ * receiver treats FPDUPTR's two low bits as 0: use iw_mpa_marker_ptr. */
+static inline void iw_mpa_marker_decode(const uint8_t in[IW_MPA_MARKER_LEN], uint16_t *res,
+                                        uint16_t *fpduptr) {
+    *res = (uint16_t)(in[0] << 8 | in[1]);
+    *fpduptr = (uint16_t)(in[2] << 8 | in[3]);
+}
+static inline uint16_t iw_mpa_marker_ptr(uint16_t fpduptr) { return fpduptr & (uint16_t)~3u; }
+
 /* MULPDU for an EMSS (RFC 5044 §4.5), clamped to [128, 64768]. */
 uint32_t iw_mpa_mulpdu(uint32_t emss, bool markers);
 
