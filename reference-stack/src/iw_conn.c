@@ -188,6 +188,17 @@ static unsigned conn_rtr_bits(const iw_mpa_v2 *v) {
            (v->rtr_read ? IW_RTR_READ : 0);
 }
 
+/* RFC 5044 §7.1.2 rules 2 and 3: after a Reply with R=1 MPA exits on both
+ * sides and the TCP stream is left to the ULP. */
+static int conn_rejected(iw_conn *c) {
+    c->state = IW_CONN_CLOSED;
+    c->rx = RX_IDLE;
+    c->closed_reported = true;
+    iw_event ev = {.type = IW_EV_REJECTED, .info = &c->info, .close = IW_CLOSE_MPA_REJECTED,
+                   .rfc = "RFC 5044 §7.1.2"};
+    return iw_conn_emit(c, &ev);
+}
+
 static int conn_connected(iw_conn *c) {
     c->state = IW_CONN_RTS;
     c->deadline = 0;
@@ -235,12 +246,7 @@ static int conn_mpa_reply_rx(iw_conn *c, const iw_mpa_rr *rr) {
     }
     if (rr->r) {
         /* RFC 5044 §7.1.2 rule 3: exit MPA; the TCP stream is the ULP's. */
-        c->state = IW_CONN_CLOSED;
-        c->rx = RX_IDLE;
-        c->closed_reported = true;
-        iw_event ev = {.type = IW_EV_REJECTED, .info = &c->info,
-                       .close = IW_CLOSE_MPA_REJECTED, .rfc = "RFC 5044 §7.1.2"};
-        return iw_conn_emit(c, &ev);
+        return conn_rejected(c);
     }
     c->info.ird = c->set.ird;
     c->info.ord = c->set.ord;
@@ -344,12 +350,7 @@ static int conn_mpa_request_rx(iw_conn *c, const iw_mpa_rr *rr) {
         return rc;
     if (c->set.reject) {
         /* RFC 5044 §7.1.2 rule 2: Reply with R=1, exit MPA, TCP stays open. */
-        c->state = IW_CONN_CLOSED;
-        c->rx = RX_IDLE;
-        c->closed_reported = true;
-        iw_event ev = {.type = IW_EV_REJECTED, .info = &c->info,
-                       .close = IW_CLOSE_MPA_REJECTED, .rfc = "RFC 5044 §7.1.2"};
-        return iw_conn_emit(c, &ev);
+        return conn_rejected(c);
     }
     iw_rx_start_fpdus(c);
     return conn_connected(c);

@@ -358,17 +358,23 @@ static int rx_complete_send(iw_conn *c, const iw_rdmap_msg *m, size_t pay) {
     return rx_deliver_recvs(c);
 }
 
+/* A delivered QN 1 request (Read or Atomic) failed its checks: Terminate,
+ * or with IW_FAULT_SKIP drop it unanswered. */
+static int rx_qn1_failed(iw_conn *c, const iw_place *p, const uint8_t *seg, const uint8_t *rreq) {
+    if (iw_fault_skip(c, p->term)) {
+        c->qn1_msn++;
+        return 0;
+    }
+    return iw_conn_fail_terminate(c, p->term, p->rfc, seg, IW_DDP_UNTAGGED_HDR_LEN, c->ulpdu_len,
+                                  rreq, true);
+}
+
 static int rx_complete_read_req(iw_conn *c, const iw_rdmap_msg *m, const uint8_t *seg) {
     const iw_rdmap_read_req *rr = &m->u.read_req;
     /* RFC 5040 §5.2.1: validated once delivered; size 0 is not validated. */
     iw_place p = iw_place_read_src(c->rnic, c->pd, rr->src_stag, rr->src_to, rr->read_size);
-    if (!p.ok && iw_fault_skip(c, p.term)) {
-        c->qn1_msn++; /* dropped unanswered */
-        return 0;
-    }
-    if (!p.ok)
-        return iw_conn_fail_terminate(c, p.term, p.rfc, seg, IW_DDP_UNTAGGED_HDR_LEN,
-                                      c->ulpdu_len, seg + IW_DDP_UNTAGGED_HDR_LEN, true);
+    if (!p.ok) /* RFC 5040 §7.1 rule 3: with the Read Request header */
+        return rx_qn1_failed(c, &p, seg, seg + IW_DDP_UNTAGGED_HDR_LEN);
     c->qn1_msn++;
     tx_msg *t = iw_ring_push(&c->resp, &c->mem);
     if (!t)
@@ -387,13 +393,8 @@ static int rx_complete_read_req(iw_conn *c, const iw_rdmap_msg *m, const uint8_t
 static int rx_complete_atomic_req(iw_conn *c, const iw_rdmap_msg *m, const uint8_t *seg) {
     const iw_rdmap_atomic_req *a = &m->u.atomic_req;
     iw_place p = iw_place_atomic(c->rnic, c->pd, a->stag, a->to);
-    if (!p.ok && iw_fault_skip(c, p.term)) {
-        c->qn1_msn++;
-        return 0;
-    }
     if (!p.ok) /* RFC 7306 §8.1: DDP header, no RDMA header */
-        return iw_conn_fail_terminate(c, p.term, p.rfc, seg, IW_DDP_UNTAGGED_HDR_LEN,
-                                      c->ulpdu_len, NULL, true);
+        return rx_qn1_failed(c, &p, seg, NULL);
     uint64_t orig;
     memcpy(&orig, p.dst, 8); /* the target holds a host-order 64-bit value */
     uint64_t val = orig;
