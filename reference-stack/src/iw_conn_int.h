@@ -81,18 +81,21 @@ typedef enum rx_state {
 } rx_state;
 
 #define RX_HDR_MAX 128     /* largest header we gather; bigger control messages are "too long" */
-#define RX_PIECES 64
+/* Enough pieces for a whole maximal FPDU with markers (a marker every 512
+ * octets: 64768 / 508 + 2 of them, each between two data pieces). */
+#define RX_PIECES 288
 #define RX_SCRATCH 65536
 
-/* Marker slots per rx_iov list: one readv() can then span this many
- * markers (16 KiB of stream) instead of stopping at every one. */
-#define RX_MARKER_SLOTS 32
+/* Marker slots per rx_iov list: one readv() can then span a whole FPDU
+ * instead of stopping at every marker. */
+#define RX_MARKER_SLOTS 136
 
 typedef struct rx_piece {
     uint8_t *base;
     size_t len;
     uint8_t kind; /* RXP_DATA, RXP_MARKER */
     uint8_t slot; /* RXP_MARKER: which 4-octet slot of marker[] */
+    uint8_t state; /* RXP_DATA: the rx_state the octets are for */
 } rx_piece;
 
 typedef struct tx_piece_list {

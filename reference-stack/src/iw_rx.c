@@ -91,57 +91,75 @@ static bool rx_in_fpdu(const iw_conn *c) {
     return c->rx == RX_HDR || c->rx == RX_PAYLOAD || c->rx == RX_PAD || c->rx == RX_CRC;
 }
 
+/* Building one rx_iov list: pieces so far and the wire position reached. */
+typedef struct rx_list {
+    int n, max;
+    uint32_t pos;
+    size_t mgot;   /* octets of a partial marker at pos already held (slot 0) */
+    unsigned slot; /* next free marker slot */
+} rx_list;
+
+/* Append the pieces for len logical octets at t (state st), with a marker
+ * piece wherever one falls due. Returns true when all len octets got a
+ * piece. Each marker gets its own slot, so rx_commit can check every one
+ * (RFC 5044 §4.2) and add it to the CRC (§4.4) after the read. */
+static bool rx_list_run(iw_conn *c, rx_list *l, bool markers, uint8_t *t, size_t len,
+                        rx_state st) {
+    while (l->n < l->max) {
+        if (markers && (l->mgot || iw_mpa_marker_gap(l->pos) == 0)) {
+            if (l->slot == RX_MARKER_SLOTS)
+                return false;
+            size_t k = IW_MPA_MARKER_LEN - l->mgot;
+            c->pieces[l->n++] = (rx_piece){c->marker + l->slot * IW_MPA_MARKER_LEN + l->mgot, k,
+                                           RXP_MARKER, (uint8_t)l->slot, 0};
+            l->pos += (uint32_t)k;
+            l->mgot = 0;
+            l->slot++;
+            continue;
+        }
+        if (len == 0)
+            return true;
+        size_t run = markers ? iw_mpa_marker_gap(l->pos) : len;
+        if (run > len)
+            run = len;
+        c->pieces[l->n++] = (rx_piece){t, run, RXP_DATA, 0, (uint8_t)st};
+        t += run;
+        len -= run;
+        l->pos += (uint32_t)run;
+        if (len == 0)
+            return true;
+    }
+    return false;
+}
+
 int iw_conn_rx_iov(iw_conn *c, iw_iovec *iov, int max) {
     size_t left;
     bool payload;
     uint8_t *t = rx_target(c, &left, &payload);
-    int n = 0;
+    (void)payload;
     c->n_pieces = 0;
     if (!t)
         return 0;
     bool markers = c->rx_markers && rx_in_fpdu(c);
-    uint32_t pos = c->rx_pos;
-    if (max > RX_PIECES)
-        max = RX_PIECES;
-    /* Octets of the marker at pos already received (in slot 0): only the
-     * first piece of this call can continue a partial marker. Each marker
-     * gets its own slot, so rx_commit can check every one (RFC 5044 §4.2)
-     * and add it to the CRC (§4.4) after the read. */
-    size_t mgot = c->marker_got;
-    unsigned slot = 0;
-    while (n < max) {
-        if (markers && (mgot || iw_mpa_marker_gap(pos) == 0)) {
-            if (slot == RX_MARKER_SLOTS)
-                break;
-            size_t k = IW_MPA_MARKER_LEN - mgot;
-            c->pieces[n] = (rx_piece){c->marker + slot * IW_MPA_MARKER_LEN + mgot, k, RXP_MARKER,
-                                      (uint8_t)slot};
-            pos += (uint32_t)k;
-            n++;
-            mgot = 0;
-            slot++;
-            continue;
-        }
-        if (left == 0)
-            break;
-        size_t run = markers ? iw_mpa_marker_gap(pos) : left;
-        if (run > left)
-            run = left;
-        c->pieces[n] = (rx_piece){t, run, RXP_DATA, 0};
-        t += run;
-        left -= run;
-        pos += (uint32_t)run;
-        n++;
-        if (left == 0)
-            break; /* the next state's target is not known yet */
+    rx_list l = {0, max > RX_PIECES ? RX_PIECES : max, c->rx_pos, c->marker_got, 0};
+    bool whole = rx_list_run(c, &l, markers, t, left, c->rx);
+    /* Once the header is decoded the rest of the FPDU is known: its payload,
+     * PAD and CRC, then the next FPDU's ULPDU_Length, which every FPDU has,
+     * so one readv never reads past what the stream must contain. */
+    if (whole && c->rx == RX_PAYLOAD && c->pay_dst) {
+        unsigned pad = iw_mpa_pad_len(c->ulpdu_len);
+        whole = rx_list_run(c, &l, markers, c->trailer, pad, RX_PAD);
+        if (whole)
+            whole = rx_list_run(c, &l, markers, c->trailer + 4, IW_MPA_CRC_LEN, RX_CRC);
+        if (whole)
+            rx_list_run(c, &l, markers, c->hdr, IW_MPA_HDR_LEN, RX_HDR);
     }
-    c->n_pieces = n;
-    for (int i = 0; i < n; i++) {
+    c->n_pieces = l.n;
+    for (int i = 0; i < l.n; i++) {
         iov[i].base = c->pieces[i].base;
         iov[i].len = c->pieces[i].len;
     }
-    (void)payload;
-    return n;
+    return l.n;
 }
 
 /* ---- header: decode and validate (RFC 5041 §7.1, RFC 5040 §7.2) ---- */
@@ -533,12 +551,16 @@ static int rx_step(iw_conn *c) {
         case RX_MPA:
             return iw_conn_mpa_rx(c);
         case RX_HDR:
-            /* Three gathers: ULPDU_Length; the DDP and RDMAP control octets;
-             * then the header those two imply. */
+            /* Three gathers: ULPDU_Length; the first 14 octets of the
+             * ULPDU; then the rest of the header those imply. */
             if (!c->len_known) {
                 c->len_known = true;
                 c->ulpdu_len = iw_get_u16(c->hdr);
-                c->hdr_need = IW_MPA_HDR_LEN + (c->ulpdu_len < 2 ? c->ulpdu_len : 2u);
+                /* Every DDP header has at least 14 octets (RFC 5041 §4.2,
+                 * §4.3): gather that much at once, never past the ULPDU. */
+                c->hdr_need = IW_MPA_HDR_LEN + (c->ulpdu_len < IW_DDP_TAGGED_HDR_LEN
+                                                    ? c->ulpdu_len
+                                                    : (size_t)IW_DDP_TAGGED_HDR_LEN);
                 if (c->hdr_need > c->hdr_got)
                     return 0;
             }
@@ -613,6 +635,10 @@ int iw_conn_rx_commit(iw_conn *c, size_t n, iw_tstamp now) {
             }
             continue;
         }
+        /* A list may run across states (payload, PAD, CRC, next header);
+         * if the state went elsewhere (a Terminate), the rest is dropped. */
+        if (p->state != c->rx)
+            break;
         if (c->rx != RX_MPA) {
             if (c->rx == RX_HDR && c->hdr_got == 0) {
                 c->fpdu_started = true;
@@ -651,8 +677,6 @@ int iw_conn_rx_commit(iw_conn *c, size_t n, iw_tstamp now) {
             int rc = rx_step(c);
             if (rc)
                 return rc;
-            /* The state moved: later pieces (if any) were for the old target. */
-            break;
         }
     }
     return 0;
@@ -730,7 +754,7 @@ iw_ssize iw_conn_recv(iw_conn *c, const uint8_t *in, size_t len, iw_tstamp now) 
         for (int i = 0; i < n && used < len; i++) {
             size_t k = iov[i].len < len - used ? iov[i].len : len - used;
             memcpy(iov[i].base, in + used, k);
-            if (c->rx == RX_PAYLOAD && c->pay_dst && c->pieces[i].kind == RXP_DATA)
+            if (c->pay_dst && c->pieces[i].kind == RXP_DATA && c->pieces[i].state == RX_PAYLOAD)
                 c->stats.payload_copies += k;
             used += k;
             got += k;

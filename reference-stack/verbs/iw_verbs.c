@@ -16,7 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define VERBS_IOV 64
+/* iovecs per readv/writev: a whole maximal FPDU with markers
+ * (IW_MPA_GATHER_IOV_MAX), well under the kernel's UIO_MAXIOV of 1024. */
+#define VERBS_IOV 288
 
 enum { OBJ_QP = 1, OBJ_LISTENER };
 
