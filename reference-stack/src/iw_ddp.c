@@ -6,7 +6,7 @@
 #include "iw_wire.h"
 
 iw_ssize iw_ddp_decode_hdr(iw_ddp_hdr *h, const uint8_t *buf, size_t len) {
-    memset(h, 0, sizeof *h);
+    *h = (iw_ddp_hdr){0};
     if (len < 1)
         return IW_ERR_NEED_MORE;
     size_t hl = iw_ddp_hdr_len(buf[0]);

@@ -194,7 +194,11 @@ iw_ssize iw_deframer_feed(iw_deframer *d, const uint8_t *in, size_t len, iw_fram
         memcpy(d->_buf + d->_have, in + used, take);
         d->_have += take;
         used += take;
-        if (d->_have < need)
+        /* Out of input: return only once the octets held have been judged
+         * together with the new ones. An MPA key can be rejected before its
+         * frame is complete (RFC 5044 §7.1.2 rule 5), exactly as when the
+         * same octets arrive in one piece. */
+        if (take == 0)
             return (iw_ssize)used;
     }
 }

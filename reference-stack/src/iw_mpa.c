@@ -135,7 +135,8 @@ iw_ssize iw_mpa_rr_encode(uint8_t *out, size_t outlen, const iw_mpa_rr *rr) {
     memcpy(out, rr->type == IW_MPA_REQUEST ? IW_MPA_KEY_REQ : IW_MPA_KEY_REP, IW_MPA_KEY_LEN);
     out[16] = (uint8_t)((rr->m ? MPA_FLAG_M : 0) | (rr->c ? MPA_FLAG_C : 0) |
                         (rr->r ? MPA_FLAG_R : 0) | (rr->s ? MPA_FLAG_S : 0) |
-                        (rr->res & MPA_RES_V2));
+                        /* Rev 1 keeps S among the Res bits (decode puts it in res) */
+                        (rr->res & (MPA_FLAG_S | MPA_RES_V2)));
     out[17] = rr->rev;
     iw_put_u16(out + 18, (uint16_t)pd_len);
     uint8_t *p = out + IW_MPA_RR_HDR_LEN;

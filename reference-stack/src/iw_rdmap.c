@@ -187,9 +187,18 @@ static iw_ssize rdmap_check_fixed(iw_rdmap_msg *m, const rdmap_opinfo *oi, const
 }
 
 iw_ssize iw_rdmap_decode(iw_rdmap_msg *m, const uint8_t *seg, size_t len, iw_verdict *v) {
-    memset(m, 0, sizeof *m);
+    /* Field by field rather than one memset of the whole message: this runs
+     * once per received segment, and the union only matters for the
+     * opcodes that carry a header of their own (zeroed below). */
+    m->rv = m->rsv = m->opcode = 0;
+    m->has_hdr = false;
+    m->payload = NULL;
+    m->payload_len = 0;
+    m->notes = 0;
     *v = iw_verdict_ok();
     m->seg_len = len;
+    if (len < 1 || !(seg[0] & IW_DDP_CTRL_T)) /* tagged messages leave u unused */
+        memset(&m->u, 0, sizeof m->u);
     if (len < 1 || iw_ddp_decode_hdr(&m->ddp, seg, len) < 0)
         return rdmap_short(v);
     const iw_ddp_hdr *h = &m->ddp;
