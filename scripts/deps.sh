@@ -12,6 +12,7 @@ pkgs=(
   libwireshark-dev wireshark-dev tshark  # the epan plugin and its golden replays
   libibverbs-dev librdmacm-dev       # iwarp-agent: the agent protocol over rdma-core
   python3-scapy python3-pytest       # Scapy layers, checked against libiwarp
+  zip unzip                          # the OSS-Fuzz build test packs seed corpora
 )
 
 missing=()

@@ -1,0 +1,71 @@
+#!/bin/bash
+# libFuzzer campaign over the fuzz targets, then (with -m) corpus
+# minimization back into fuzz/corpus/<target>/.
+#
+#   fuzz/run-libfuzzer-campaign.sh [-t SECONDS] [-b BUILD_DIR] [-o OUT_DIR] [-m] [TARGET...]
+#
+# Defaults: 300 s per target, build/fuzz (clang, -DIW_FUZZ=ON), out/libfuzzer/,
+# every target in fuzz/fuzzers.txt. Each target runs under nice -n 19 with
+# -jobs=1 on OUT_DIR/<target>/corpus (seeded from fuzz/corpus/<target>/ and
+# kept between runs, so campaigns add up). Crash inputs land in
+# OUT_DIR/<target>/artifacts/. FUZZ_BIN_DIR=dir uses prebuilt binaries
+# instead of building.
+#
+# -m merges the campaign corpus into fuzz/corpus/<target>/ with -merge=1:
+# the named seeds stay, and only inputs that add coverage are added (named
+# by SHA-1), so the committed corpus stays small. -t 0 -m only merges.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+secs=300 build=$repo/build/fuzz out=$repo/out/libfuzzer merge=0
+while getopts "t:b:o:mh" opt; do
+  case $opt in
+    t) secs=$OPTARG ;;
+    b) build=$OPTARG ;;
+    o) out=$OPTARG ;;
+    m) merge=1 ;;
+    *) sed -n '2,17p' "$0"; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+if (($#)); then targets=("$@"); else mapfile -t targets < <(grep -E '^[a-z0-9_]+$' "$repo/fuzz/fuzzers.txt"); fi
+
+bin=${FUZZ_BIN_DIR:-}
+if [ -z "$bin" ]; then
+  cmake -S "$repo" -B "$build" -DCMAKE_C_COMPILER=clang -DIW_FUZZ=ON -DIW_BUILD_BENCH=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  nice -n 19 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >/dev/null
+  bin=$build/fuzz
+fi
+
+for t in "${targets[@]}"; do
+  d=$out/$t
+  max_len=$(sed -n 's/^max_len *= *//p' "$repo/fuzz/$t.options")
+  mkdir -p "$d/corpus" "$d/artifacts"
+  cp -n "$repo/fuzz/corpus/$t"/* "$d/corpus/" 2>/dev/null || true
+
+  if ((secs > 0)); then
+    # -jobs=1 runs one worker process that logs to fuzz-0.log in the cwd.
+    (cd "$d" && nice -n 19 "$bin/$t" -jobs=1 -max_total_time="$secs" -rss_limit_mb=2048 \
+      -max_len="$max_len" -dict="$repo/fuzz/dict/$t.dict" -print_final_stats=1 \
+      -artifact_prefix="$d/artifacts/" corpus >/dev/null 2>&1) || true
+    log=$d/fuzz-$(date +%Y%m%d-%H%M%S).log
+    mv "$d/fuzz-0.log" "$log"
+    last=$(grep -E '^#[0-9]+' "$log" | tail -1)
+    printf '%-18s execs %s, exec/s %s, %s, %s, crashes: %s\n' "$t" \
+      "$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")" \
+      "$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")" \
+      "$(grep -o 'cov: [0-9]*' <<<"$last")" "$(grep -o 'ft: [0-9]*' <<<"$last")" \
+      "$(find "$d/artifacts" -type f | wc -l)"
+    grep -m1 -E 'invariant violated|ERROR: AddressSanitizer|runtime error' "$log" | sed 's/^/    /' || true
+  fi
+
+  if ((merge)); then
+    # Named seeds first (they document content), then what adds coverage.
+    min=$(mktemp -d)
+    find "$repo/fuzz/corpus/$t" -type f ! -regex '.*/[0-9a-f]\{40\}' -exec cp {} "$min/" \;
+    nice -n 19 "$bin/$t" -merge=1 -max_len="$max_len" -rss_limit_mb=2048 "$min" \
+      "$repo/fuzz/corpus/$t" "$d/corpus" >"$d/merge.log" 2>&1
+    rm -rf "$repo/fuzz/corpus/$t" && mv "$min" "$repo/fuzz/corpus/$t" && chmod 755 "$repo/fuzz/corpus/$t"
+    echo "    merged: $(ls "$repo/fuzz/corpus/$t" | wc -l) files, $(du -sh "$repo/fuzz/corpus/$t" | cut -f1)"
+  fi
+done

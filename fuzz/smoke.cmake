@@ -1,0 +1,17 @@
+# ctest driver for a fuzz-smoke test: a bounded libFuzzer run on a scratch
+# copy of the corpus (libFuzzer adds what it finds to the first corpus dir,
+# and the source tree must stay untouched). Crash inputs go to WORK/artifacts.
+#   cmake -DFUZZER= -DCORPUS= -DWORK= -DDICT= -DMAX_LEN= -DSECONDS= -P smoke.cmake
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}/corpus" "${WORK}/artifacts")
+file(GLOB seeds "${CORPUS}/*")
+file(COPY ${seeds} DESTINATION "${WORK}/corpus")
+execute_process(
+  COMMAND "${FUZZER}" -max_total_time=${SECONDS} -rss_limit_mb=2048 -timeout=25
+          -max_len=${MAX_LEN} -dict=${DICT} -print_final_stats=1
+          -artifact_prefix=${WORK}/artifacts/ "${WORK}/corpus"
+  RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  file(GLOB crashes "${WORK}/artifacts/*")
+  message(FATAL_ERROR "${FUZZER} failed (${rc}); reproducers: ${crashes}")
+endif()
