@@ -80,7 +80,8 @@ typedef enum rx_state {
     RX_IDLE      /* startup not begun, or closed */
 } rx_state;
 
-#define RX_HDR_MAX 128     /* largest header we gather; bigger control messages are "too long" */
+#define RX_HDR_MAX 128
+#define RX_HDR_AHEAD (IW_MPA_HDR_LEN + IW_DDP_TAGGED_HDR_LEN) /* a header read before its length is known */     /* largest header we gather; bigger control messages are "too long" */
 /* Enough pieces for a whole maximal FPDU with markers (a marker every 512
  * octets: 64768 / 508 + 2 of them, each between two data pieces). */
 #define RX_PIECES 288

@@ -142,17 +142,22 @@ int iw_conn_rx_iov(iw_conn *c, iw_iovec *iov, int max) {
         return 0;
     bool markers = c->rx_markers && rx_in_fpdu(c);
     rx_list l = {0, max > RX_PIECES ? RX_PIECES : max, c->rx_pos, c->marker_got, 0};
+    /* Before its length is known, read a header as far as the smallest DDP
+     * header (ULPDU_Length + 14 octets), so a tagged FPDU's header comes in
+     * one read; rx_commit_data sorts out the rare ULPDU shorter than that. */
+    if (c->rx == RX_HDR && !c->len_known && c->hdr_got < RX_HDR_AHEAD)
+        left = RX_HDR_AHEAD - c->hdr_got;
     bool whole = rx_list_run(c, &l, markers, t, left, c->rx);
     /* Once the header is decoded the rest of the FPDU is known: its payload,
-     * PAD and CRC, then the next FPDU's ULPDU_Length, which every FPDU has,
-     * so one readv never reads past what the stream must contain. */
+     * PAD and CRC, then the next FPDU's header as far as the smallest one:
+     * one readv per tagged FPDU once the stream flows. */
     if (whole && c->rx == RX_PAYLOAD && c->pay_dst) {
         unsigned pad = iw_mpa_pad_len(c->ulpdu_len);
         whole = rx_list_run(c, &l, markers, c->trailer, pad, RX_PAD);
         if (whole)
             whole = rx_list_run(c, &l, markers, c->trailer + 4, IW_MPA_CRC_LEN, RX_CRC);
         if (whole)
-            rx_list_run(c, &l, markers, c->hdr, IW_MPA_HDR_LEN, RX_HDR);
+            rx_list_run(c, &l, markers, c->hdr, RX_HDR_AHEAD, RX_HDR);
     }
     c->n_pieces = l.n;
     for (int i = 0; i < l.n; i++) {
@@ -604,6 +609,68 @@ static void rx_marker_done(iw_conn *c, uint32_t mpos, const uint8_t *marker) {
         c->marker_bad = true;
 }
 
+/* n data octets of one piece arrived at `at`. They are taken in the exact
+ * steps the state machine asks for (so a ULPDU_Length is judged as soon as
+ * its 2 octets are in). Octets read ahead under a guess that did not hold
+ * (a header read past a ULPDU shorter than any DDP header) are moved to
+ * where the state machine wants them; on a valid stream that never happens,
+ * and payload only ever lands at its final address. */
+static int rx_commit_data(iw_conn *c, uint8_t *at, size_t n) {
+    while (n) {
+        if (c->rx == RX_DRAIN || c->rx == RX_IDLE)
+            return 0; /* dropped (RFC 5041 §7.1) */
+        size_t left;
+        bool payload;
+        uint8_t *t = rx_target(c, &left, &payload);
+        if (!t || left == 0)
+            return 0;
+        size_t k = n < left ? n : left;
+        if (t != at) {
+            memmove(t, at, k);
+            if (payload)
+                c->stats.payload_copies += k;
+        }
+        if (c->rx != RX_MPA) {
+            if (c->rx == RX_HDR && c->hdr_got == 0) {
+                c->fpdu_started = true;
+                c->fpdu_hdr_pos = c->rx_pos;
+            }
+            if (c->rx != RX_CRC)
+                c->rx_crc_state = iw_crc32c_update(c->rx_crc_state, t, k);
+        }
+        c->rx_pos += (uint32_t)k;
+        switch (c->rx) {
+        case RX_MPA:
+            c->mpa_in_len += k;
+            break;
+        case RX_HDR:
+            c->hdr_got += k;
+            break;
+        case RX_PAYLOAD:
+            c->pay_left -= k;
+            if (c->pay_dst)
+                c->pay_done += (uint32_t)k;
+            break;
+        case RX_PAD:
+            c->pad_got += k;
+            break;
+        case RX_CRC:
+            c->crc_got += k;
+            break;
+        default:
+            break;
+        }
+        at += k;
+        n -= k;
+        if (k == left) {
+            int rc = rx_step(c);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
 int iw_conn_rx_commit(iw_conn *c, size_t n, iw_tstamp now) {
     (void)now;
     c->stats.bytes_rx += n;
@@ -635,49 +702,11 @@ int iw_conn_rx_commit(iw_conn *c, size_t n, iw_tstamp now) {
             }
             continue;
         }
-        /* A list may run across states (payload, PAD, CRC, next header);
-         * if the state went elsewhere (a Terminate), the rest is dropped. */
-        if (p->state != c->rx)
-            break;
-        if (c->rx != RX_MPA) {
-            if (c->rx == RX_HDR && c->hdr_got == 0) {
-                c->fpdu_started = true;
-                c->fpdu_hdr_pos = c->rx_pos;
-            }
-            if (c->rx != RX_CRC)
-                c->rx_crc_state = iw_crc32c_update(c->rx_crc_state, p->base, take);
-        }
-        c->rx_pos += (uint32_t)take;
-        switch (c->rx) {
-        case RX_MPA:
-            c->mpa_in_len += take;
-            break;
-        case RX_HDR:
-            c->hdr_got += take;
-            break;
-        case RX_PAYLOAD:
-            c->pay_left -= take;
-            if (c->pay_dst)
-                c->pay_done += (uint32_t)take;
-            break;
-        case RX_PAD:
-            c->pad_got += take;
-            break;
-        case RX_CRC:
-            c->crc_got += take;
-            break;
-        default:
-            break;
-        }
+        int rc = rx_commit_data(c, p->base, take);
+        if (rc)
+            return rc;
         if (take < p->len)
             break;
-        size_t left;
-        bool payload;
-        if (rx_target(c, &left, &payload) && left == 0) {
-            int rc = rx_step(c);
-            if (rc)
-                return rc;
-        }
     }
     return 0;
 }
