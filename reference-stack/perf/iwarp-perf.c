@@ -55,7 +55,7 @@ enum { ST_OK = 0, ST_ERROR = 1, ST_MISMATCH = 2 };
 typedef struct opts {
     int test;
     bool lat, all, verify, json, poll, server, help, version;
-    bool crc, markers;
+    bool crc, markers, cut_through;
     int mpa_rev;
     uint32_t size, depth, emss;
     uint64_t iters; /* 0: default */
@@ -443,6 +443,7 @@ static void settings(const perf *x, iw_conn_settings *s) {
     s->mpa_rev = (uint8_t)x->o->mpa_rev;
     s->crc = x->o->crc;
     s->markers = x->o->markers;
+    s->cut_through = x->o->cut_through;
     s->emss = x->o->emss;
     s->private_data = (const uint8_t *)PERF_PD_ID;
     s->private_data_len = (uint16_t)strlen(PERF_PD_ID);
@@ -1159,6 +1160,8 @@ static const char usage_text[] =
     "Framing (both sides):\n"
     "      --crc, --no-crc          MPA CRC (default on; off only if both sides say so)\n"
     "      --markers, --no-markers  require markers in the peer's FPDUs (default off)\n"
+    "      --cut-through            place payload before its CRC is verified: zero copy,\n"
+    "                               not RFC 5044 section 6 conformant (default: verify, then place)\n"
     "      --mpa-rev 1|2            MPA revision (default 2)\n"
     "      --emss N                 effective MSS for MULPDU, 128..65535 (default 1460;\n"
     "                               65483 on loopback, whose MTU is 65536)\n"
@@ -1219,7 +1222,7 @@ static const opt_def opt_defs[] = {
     {"-q", "--tx-depth", true}, {NULL, "--verify", false},   {NULL, "--json", false},
     {NULL, "--poll", false},   {NULL, "--crc", false},       {NULL, "--no-crc", false},
     {NULL, "--markers", false}, {NULL, "--no-markers", false}, {NULL, "--mpa-rev", true},
-    {NULL, "--emss", true},    {"-p", "--port", true},       {"-b", "--bind", true},
+    {NULL, "--emss", true},    {NULL, "--cut-through", false},    {"-p", "--port", true},       {"-b", "--bind", true},
     {"-h", "--help", false},   {"-V", "--version", false},
 };
 
@@ -1316,6 +1319,8 @@ static int parse_opts(int argc, char **argv, opts *o) {
             o->crc = !strcmp(l, "--crc");
         } else if (!strcmp(l, "--markers") || !strcmp(l, "--no-markers")) {
             o->markers = !strcmp(l, "--markers");
+        } else if (!strcmp(l, "--cut-through")) {
+            o->cut_through = true;
         } else if (!strcmp(l, "--mpa-rev")) {
             if (strcmp(val, "1") && strcmp(val, "2"))
                 return usage_error("--mpa-rev takes 1 or 2, not '%s'", val);

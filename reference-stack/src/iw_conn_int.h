@@ -150,6 +150,7 @@ struct iw_conn {
     uint8_t trailer[8];
     size_t pad_got, crc_got;
     uint8_t *pay_dst;     /* payload target (NULL: drain) */
+    uint8_t *pay_final;   /* staged payload's final address (see rx_place_at) */
     size_t pay_left;
     bool pay_is_scratch;
     uint32_t pay_done;    /* payload octets of this segment received */

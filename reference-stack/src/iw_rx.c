@@ -43,6 +43,7 @@ static void rx_next_fpdu(iw_conn *c) {
     c->err_rreq = false;
     c->pad_got = c->crc_got = 0;
     c->pay_done = 0;
+    c->pay_final = NULL;
     c->len_known = c->want_known = false;
 }
 
@@ -202,6 +203,21 @@ static void rx_set_payload(iw_conn *c, uint8_t *dst, size_t len) {
     c->pay_done = 0;
 }
 
+/* Where a validated segment's payload goes. RFC 5044 §6: with CRCs in use
+ * an FPDU is verified before its ULPDU reaches DDP, so the payload is
+ * staged and placed once the CRC holds (rx_fpdu_done). With cut_through it
+ * goes straight to its final address (zero copy) before the CRC is known,
+ * as siw and hardware RNICs do: a bad CRC then still terminates the stream
+ * before the message completes, but the target may have changed. */
+static void rx_place_at(iw_conn *c, uint8_t *dst, size_t pay) {
+    c->pay_final = NULL;
+    if (c->rx_crc && !c->set.cut_through && dst && pay) {
+        c->pay_final = dst;
+        dst = c->scratch; /* RX_SCRATCH holds any ULPDU's payload */
+    }
+    rx_set_payload(c, dst, pay);
+}
+
 static void rx_check_untagged_qn0(iw_conn *c, const iw_rdmap_msg *m, size_t pay) {
     /* RFC 6581 §9: a p2p responder's first FPDU may be the zero-length
      * Send RTR; it uses MSN 1 but no ULP buffer. */
@@ -224,7 +240,7 @@ static void rx_check_untagged_qn0(iw_conn *c, const iw_rdmap_msg *m, size_t pay)
         if (!q.ok)
             return rx_fail(c, q.term, q.rfc);
     }
-    rx_set_payload(c, p.dst, pay);
+    rx_place_at(c, p.dst, pay);
 }
 
 static void rx_check_qn1(iw_conn *c, const iw_rdmap_msg *m) {
@@ -264,7 +280,7 @@ static void rx_header(iw_conn *c) {
         }
         if (!p.ok)
             return rx_fail(c, p.term, p.rfc);
-        rx_set_payload(c, p.dst, pay);
+        rx_place_at(c, p.dst, pay);
         return;
     }
     case IW_OP_READ_RESP: {
@@ -289,7 +305,7 @@ static void rx_header(iw_conn *c) {
         iw_place p = iw_place_tagged(c->rnic, c->pd, m->ddp.stag, m->ddp.to, pay, need);
         if (!p.ok)
             return rx_fail(c, p.term, p.rfc);
-        rx_set_payload(c, p.dst, pay);
+        rx_place_at(c, p.dst, pay);
         return;
     }
     case IW_OP_SEND:
@@ -496,6 +512,11 @@ static int rx_fpdu_done(iw_conn *c) {
         bool with = iw_term_layer(c->err_term) != 0x2 &&
                     !(iw_term_layer(c->err_term) == 0 && iw_term_etype(c->err_term) == 0);
         return rx_terminate(c, c->err_term, c->err_rfc, ddp, dl, NULL, with);
+    }
+    if (c->pay_final) { /* staged: the FPDU is verified, now it may land */
+        memcpy(c->pay_final, c->scratch, c->pay_done);
+        c->stats.payload_copies += c->pay_done;
+        c->pay_final = NULL;
     }
     /* RFC 5044 §7.1.2 rule 4: the responder may send once it has a valid FPDU. */
     c->tx_allowed = true;
@@ -735,6 +756,10 @@ static size_t rx_fast_fpdu(iw_conn *c, const uint8_t *in, size_t len) {
     memcpy(c->hdr, in, IW_MPA_HDR_LEN + want);
     c->hdr_got = c->hdr_need = IW_MPA_HDR_LEN + want;
     rx_header(c);
+    if (c->pay_final) { /* the CRC is checked below, before any copy */
+        c->pay_dst = c->pay_final;
+        c->pay_final = NULL;
+    }
     const uint8_t *pay = in + c->hdr_got;
     /* RFC 5044 §6: the whole FPDU is here, so verify it before DDP places
      * anything (rx_fpdu_done then raises the CRC error). */

@@ -59,6 +59,7 @@ static int agent_tri(const iw_json_doc *d, const iw_json *o, const char *k, int 
 static int agent_mpa(const iw_json_doc *d, const iw_json *req, iw_agent_mpa *m, char *err,
                      size_t errlen) {
     m->rev = m->markers = m->crc = m->p2p = m->rtr = m->ird = m->ord = -1;
+    m->timeout_ms = -1;
     const iw_json *o = iw_json_get(d, req, "mpa");
     if (!o)
         return 0;
@@ -84,6 +85,11 @@ static int agent_mpa(const iw_json_doc *d, const iw_json *req, iw_agent_mpa *m, 
         if (iw_json_u64(d, o, "ord", true, 0x3FFF, &v, err, errlen) < 0)
             return -1;
         m->ord = (int)v;
+    }
+    if (iw_json_get(d, o, "timeout_ms")) {
+        if (iw_json_u64(d, o, "timeout_ms", true, 600000, &v, err, errlen) < 0)
+            return -1;
+        m->timeout_ms = (int64_t)v;
     }
     const char *rtr = NULL;
     if (iw_json_str(d, o, "rtr", false, &rtr, err, errlen) < 0)
@@ -281,6 +287,7 @@ int iw_agent_parse(iw_agent_req *r, const char *line, size_t len, char *err, siz
     r->fill = -1;
     r->mpa.rev = r->mpa.markers = r->mpa.crc = r->mpa.p2p = r->mpa.rtr = -1;
     r->mpa.ird = r->mpa.ord = -1;
+    r->mpa.timeout_ms = -1;
     if (len > IW_AGENT_LINE_MAX)
         return agent_err(err, errlen, "request line too long");
     iw_json_doc d;

@@ -71,6 +71,7 @@ typedef struct iw_agent_mpa {
     int rtr;        /* bit set of 1=send 2=write 4=read, or -1 */
     int ird, ord;   /* 0..0x3FFF or -1 */
     bool reject;    /* extension: answer the Request with R=1 */
+    int64_t timeout_ms; /* extension: MPA startup timeout, -1: the agent's default */
     uint8_t *private_data;
     size_t private_data_len;
 } iw_agent_mpa;

@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -341,9 +342,10 @@ static int client_write(tgt *t, const char *s, size_t n) {
 }
 
 static void respond(tgt *t, jbuf *o) {
+    /* One send per line: no client waits on a delayed ACK between halves. */
+    fputc('\n', o->f);
     const char *text = jbuf_text(o);
     client_write(t, text, strlen(text));
-    client_write(t, "\n", 1);
 }
 
 static void respond_oom(tgt *t) {
@@ -404,6 +406,8 @@ static void settings_from_mpa(tgt *t, const iw_agent_mpa *m, iw_role role, iw_co
     if (s->p2p && s->mpa_rev < IW_MPA_REV2)
         s->p2p = false;
     s->reject = m->reject;
+    if (m->timeout_ms >= 0)
+        s->mpa_timeout = (iw_tstamp)m->timeout_ms * 1000000u;
     s->private_data = m->private_data;
     s->private_data_len = (uint16_t)m->private_data_len;
 }
@@ -624,6 +628,7 @@ static void handle_line(tgt *t, const char *line, size_t len) {
         iw_jw_str(o, NULL, "guard");
         iw_jw_str(o, NULL, "reg_mr.pd");
         iw_jw_str(o, NULL, "mpa.reject");
+        iw_jw_str(o, NULL, "mpa.timeout_ms");
         iw_jw_arr_end(o);
         iw_jw_obj_end(o);
         break;
@@ -864,6 +869,7 @@ int main(int argc, char **argv) {
                 t.in_discard = false;
                 struct timeval tv = {5, 0}; /* a runner that stops reading is dropped */
                 setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+                setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
                 ev = (struct epoll_event){.events = EPOLLIN, .data.fd = cfd};
                 epoll_ctl(ep, EPOLL_CTL_ADD, cfd, &ev);
             } else if (fd == t.client) {

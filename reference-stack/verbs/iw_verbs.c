@@ -49,6 +49,7 @@ struct iw_qp {
     uint32_t pd;
     iw_cq *cq;
     iw_conn_settings set;
+    uint8_t private_data[IW_MPA_PD_MAX]; /* set.private_data points here */
     iw_conn *conn;
     qp_io_state io;
     bool want_out; /* EPOLLOUT armed */
@@ -202,6 +203,15 @@ int iw_qp_create(iw_dev *d, uint32_t pd, iw_cq *cq, const iw_conn_settings *s, i
     q->pd = pd;
     q->cq = cq;
     q->set = *s;
+    /* The engine is created only at connect/accept time: keep our own copy
+     * of the private data rather than the caller's pointer. */
+    if (s->private_data_len > sizeof q->private_data || (s->private_data_len && !s->private_data)) {
+        free(q);
+        return IW_ERR_INVALID_ARG;
+    }
+    if (s->private_data_len)
+        memcpy(q->private_data, s->private_data, s->private_data_len);
+    q->set.private_data = q->private_data;
     q->next = d->qps;
     d->qps = q;
     *out = q;

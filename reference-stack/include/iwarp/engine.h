@@ -122,6 +122,13 @@ typedef struct iw_conn_settings {
     bool reject;         /* responder: answer the Request with R=1 */
     uint32_t emss;       /* effective MSS for MULPDU (RFC 5044 §4.5); 0: 1460 */
     iw_tstamp mpa_timeout; /* startup frame timeout (RFC 5044 §7.1.2 rule 10); 0: none */
+    /* With CRCs in use, RFC 5044 §6 wants an FPDU verified before DDP sees
+     * its ULPDU, so by default payload is staged and placed after its CRC
+     * (one copy). cut_through places it at its final address as it arrives
+     * (zero copy), before the CRC is known, as siw and hardware RNICs do:
+     * a bad CRC still terminates the stream before the message completes,
+     * but the target region may already have changed. */
+    bool cut_through;
     iw_faults faults;    /* zero: conformant */
 } iw_conn_settings;
 
