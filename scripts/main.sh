@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The main job: build iwarpkit and decode the bundled sample stream with
-# iwarp-decode (readable text, then the JSON lines written to out/).
+# The main job: build iwarpkit, start the reference implementation under test
+# (iwarp-target), run the whole conformance suite against it with
+# iwarp-conform, and say where the reports are. Exit status is the runner's:
+# 0 when every case passed (or is a listed expected deviation).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -8,10 +10,28 @@ bash scripts/deps.sh
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/release -j"$(nproc 2>/dev/null || echo 2)"
 
-decode=build/release/reference-stack/tools/iwarp-decode
-sample=reference-stack/tools/samples/mpa-v2-markers-crc.hex
-mkdir -p out
-echo "== iwarp-decode --hex --text $sample"
-"$decode" --hex --text "$sample"
-"$decode" --hex --json "$sample" > out/sample-decode.jsonl
-echo "== JSON lines written to out/sample-decode.jsonl"
+bin=build/release
+out=out/conformance
+port=${IWK_AGENT_PORT:-7400}
+mkdir -p "$out"
+
+"$bin/reference-stack/iwarp-target" --agent "127.0.0.1:$port" 2> out/iwarp-target.log &
+target=$!
+trap 'kill "$target" 2>/dev/null; wait "$target" 2>/dev/null || true' EXIT
+for _ in $(seq 50); do   # wait until the agent listens
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  sleep 0.1
+done
+
+echo "== iwarp-conform against iwarp-target (agent 127.0.0.1:$port)"
+rc=0
+"$bin/conformance/iwarp-conform" --agent "127.0.0.1:$port" \
+  --deviations conformance/deviations/iwarp-target.txt --out "$out" || rc=$?
+
+echo
+echo "== reports in $out/:"
+echo "   report.html   pass/fail matrix by RFC section (open in a browser)"
+echo "   junit.xml     JUnit XML for CI"
+echo "   results.json  every case, outcome, RFC sections and reasons"
+echo "   pcaps/        one capture per case (tshark, Wireshark, iwarp-decode)"
+exit "$rc"

@@ -1,0 +1,637 @@
+/* iwarp-conform: the iWARP conformance runner (docs/conformance.md).
+ *
+ *   iwarp-conform --agent HOST:PORT [options]
+ *
+ * Loads the case scripts, connects to the IUT's agent, runs every selected
+ * case and writes the reports. Exit status: 0 every case passed or failed as
+ * a listed deviation; 1 a case failed or errored; 2 bad arguments, case or
+ * deviations files; 3 the agent cannot be reached or is not an agent. */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <iwarp/iwarp.h>
+
+#include "iwc_agent.h"
+#include "iwc_case.h"
+#include "iwc_dev.h"
+#include "iwc_pcap.h"
+#include "iwc_report.h"
+#include "iwc_run.h"
+#include "iwc_util.h"
+
+#ifndef IWC_SOURCE_CASES
+#define IWC_SOURCE_CASES "conformance/cases"
+#endif
+#ifndef IWC_INSTALL_CASES
+#define IWC_INSTALL_CASES "../share/iwarpkit/conformance/cases"
+#endif
+
+enum { EXIT_OK = 0, EXIT_FAILURES = 1, EXIT_USAGE = 2, EXIT_AGENT = 3 };
+
+static void usage(FILE *f) {
+    fputs("usage: iwarp-conform --agent HOST:PORT [options]\n"
+          "       iwarp-conform --list [--markdown|--json] [--cases DIR] [--filter GLOB]\n"
+          "\n"
+          "Runs the iWARP conformance cases against an implementation under test (IUT)\n"
+          "through the agent beside it (docs/conformance.md).\n"
+          "\n"
+          "  --agent HOST:PORT     the IUT's agent (agent protocol, docs/agent-protocol.md)\n"
+          "  --cases DIR           case scripts (default: the installed or source cases)\n"
+          "  --filter GLOB[,GLOB]  run cases whose id or area matches (e.g. 'stag.*,mpa')\n"
+          "  --out DIR             write results.json, junit.xml, report.html, pcaps/\n"
+          "  --deviations FILE     the IUT's expected deviations\n"
+          "  --iut-host HOST       where the IUT's RDMA listener is reachable (default: agent host)\n"
+          "  --local-host ADDR     our address as the IUT sees it, for IUT-initiator cases\n"
+          "                        (default: our end of the agent connection)\n"
+          "  --timeout-ms N        longest wait for one expectation (default 2000)\n"
+          "  --mpa-timeout-ms N    the IUT's MPA startup timeout, for slow cases (default 10000)\n"
+          "  --slow                also run cases tagged slow (MPA startup timeouts)\n"
+          "  --list                list the cases and exit; --markdown / --json for formats,\n"
+          "                        --coverage for the RFC 6580 triples each case expects\n"
+          "  --color / --no-color  colour the console lines (default: on a terminal)\n"
+          "  -v, --verbose         trace steps (twice: every frame and agent request)\n"
+          "  --help, --version\n"
+          "\n"
+          "Exit status: 0 all passed (or failed as listed deviations), 1 failures or errors,\n"
+          "2 usage / case file / deviations file errors, 3 agent unreachable.\n",
+          f);
+}
+
+static int parse_hostport(const char *s, char *host, size_t hl, uint16_t *port) {
+    const char *c = strrchr(s, ':');
+    if (!c || c == s || (size_t)(c - s) >= hl || !c[1])
+        return -1;
+    char *e;
+    unsigned long p = strtoul(c + 1, &e, 10);
+    if (*e || p == 0 || p > 65535)
+        return -1;
+    memcpy(host, s, (size_t)(c - s));
+    host[c - s] = 0;
+    if (host[0] == '[') {
+        size_t k = strlen(host);
+        if (k < 3 || host[k - 1] != ']')
+            return -1;
+        memmove(host, host + 1, k - 2);
+        host[k - 2] = 0;
+    }
+    *port = (uint16_t)p;
+    return 0;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out) {
+    char *e;
+    errno = 0;
+    long v = strtol(s, &e, 10);
+    if (errno || !*s || *e || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* ---- loading cases ---- */
+
+typedef struct cases {
+    iwc_entry *v;
+    int n, cap;
+    int errors;
+} cases;
+
+static char *read_file(const char *path, size_t max, size_t *len, char *err, size_t errlen) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        return NULL;
+    }
+    char *b = malloc(max + 1);
+    size_t n = b ? fread(b, 1, max + 1, f) : 0;
+    bool bad = ferror(f);
+    fclose(f);
+    if (!b || bad || n > max) {
+        snprintf(err, errlen, "%s", !b ? "out of memory" : bad ? "read error" : "file too large");
+        free(b);
+        return NULL;
+    }
+    b[n] = 0;
+    *len = n;
+    return b;
+}
+
+static int name_cmp(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted names in dir (files ending in suffix, or directories). */
+static char **list_dir(const char *dir, const char *suffix, bool dirs, int *n) {
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return NULL;
+    char **v = NULL;
+    int cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        struct stat st;
+        if (stat(path, &st) < 0 || (dirs ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
+            continue;
+        size_t nl = strlen(de->d_name), sl = suffix ? strlen(suffix) : 0;
+        if (suffix && (nl <= sl || strcmp(de->d_name + nl - sl, suffix)))
+            continue;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 32;
+            char **nv = realloc(v, (size_t)cap * sizeof *nv);
+            if (!nv)
+                break;
+            v = nv;
+        }
+        v[*n] = strdup(de->d_name);
+        if (v[*n])
+            (*n)++;
+    }
+    closedir(d);
+    if (v)
+        qsort(v, (size_t)*n, sizeof *v, name_cmp);
+    return v;
+}
+
+static void free_names(char **v, int n) {
+    for (int i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static void load_case(cases *cs, const char *area, const char *path) {
+    char err[512];
+    size_t len;
+    char *text = read_file(path, IWC_TEXT_MAX, &len, err, sizeof err);
+    if (!text) {
+        fprintf(stderr, "%s: %s\n", path, err);
+        cs->errors++;
+        return;
+    }
+    if (cs->n == cs->cap) {
+        int cap = cs->cap ? cs->cap * 2 : 128;
+        iwc_entry *nv = realloc(cs->v, (size_t)cap * sizeof *nv);
+        if (!nv) {
+            free(text);
+            cs->errors++;
+            return;
+        }
+        cs->v = nv;
+        cs->cap = cap;
+    }
+    iwc_entry *e = &cs->v[cs->n];
+    memset(e, 0, sizeof *e);
+    if (iwc_case_parse(text, len, &e->c, err, sizeof err) < 0) {
+        /* err is "LINE: message": file:line: message, as compilers print. */
+        fprintf(stderr, "%s:%s\n", path, err);
+        cs->errors++;
+        free(text);
+        return;
+    }
+    free(text);
+    if (strcmp(e->c.area, area)) {
+        fprintf(stderr, "%s: case id '%s' is in area '%s' but the file is in %s/\n", path, e->c.id,
+                e->c.area, area);
+        cs->errors++;
+        iwc_case_free(&e->c);
+        return;
+    }
+    for (int i = 0; i < cs->n; i++)
+        if (!strcmp(cs->v[i].c.id, e->c.id)) {
+            fprintf(stderr, "%s: case id '%s' is also used by %s\n", path, e->c.id, cs->v[i].path);
+            cs->errors++;
+            iwc_case_free(&e->c);
+            return;
+        }
+    e->path = strdup(path);
+    cs->n++;
+}
+
+static int load_cases(cases *cs, const char *dir) {
+    int na;
+    char **areas = list_dir(dir, NULL, true, &na);
+    if (!areas) {
+        fprintf(stderr, "iwarp-conform: cannot read the case directory %s: %s\n", dir,
+                strerror(errno ? errno : ENOENT));
+        return -1;
+    }
+    for (int a = 0; a < na; a++) {
+        char sub[PATH_MAX];
+        if (snprintf(sub, sizeof sub, "%s/%s", dir, areas[a]) >= (int)sizeof sub)
+            continue;
+        int nf;
+        char **files = list_dir(sub, ".case", false, &nf);
+        for (int i = 0; i < nf; i++) {
+            char path[PATH_MAX];
+            if (snprintf(path, sizeof path, "%s/%s", sub, files[i]) >= (int)sizeof path) {
+                fprintf(stderr, "%s/%s: path too long\n", sub, files[i]);
+                cs->errors++;
+                continue;
+            }
+            load_case(cs, areas[a], path);
+        }
+        free_names(files, nf);
+    }
+    free_names(areas, na);
+    if (!cs->n && !cs->errors) {
+        fprintf(stderr, "iwarp-conform: no cases (*.case) under %s/<area>/\n", dir);
+        return -1;
+    }
+    return cs->errors ? -1 : 0;
+}
+
+static bool filter_match(const char *filter, const iwc_case *c) {
+    if (!filter)
+        return true;
+    char *buf = strdup(filter);
+    bool hit = false;
+    char *save = NULL;
+    for (char *g = buf ? strtok_r(buf, ",", &save) : NULL; g && !hit; g = strtok_r(NULL, ",", &save))
+        hit = iwc_glob(g, c->id) || iwc_glob(g, c->area);
+    free(buf);
+    return hit;
+}
+
+static void default_cases_dir(char *out, size_t n) {
+    /* Installed layout first (bin/../share/...), then the source tree. */
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k > 0) {
+        exe[k] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            char cand[PATH_MAX + 64];
+            snprintf(cand, sizeof cand, "%s/%s", exe, IWC_INSTALL_CASES);
+            struct stat st;
+            if (stat(cand, &st) == 0 && S_ISDIR(st.st_mode) &&
+                snprintf(out, n, "%s", cand) < (int)n)
+                return;
+        }
+    }
+    snprintf(out, n, "%s", IWC_SOURCE_CASES);
+}
+
+static int mkdir_p(const char *dir) {
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", dir);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0777) < 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    return mkdir(buf, 0777) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* ---- console ---- */
+
+static const char *colour(iwc_status s, bool on) {
+    if (!on)
+        return "";
+    static const char *const c[] = {"\033[32m", "\033[31;1m", "\033[35;1m", "\033[90m",
+                                    "\033[33m", "\033[36m"};
+    return (unsigned)s < 6 ? c[s] : "";
+}
+
+static void print_line(const iwc_entry *e, int idx, int total, bool col) {
+    const char *reset = col ? "\033[0m" : "";
+    char st[16];
+    snprintf(st, sizeof st, "%s", iwc_status_name(e->r.status));
+    for (char *p = st; *p; p++)
+        *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+    printf("[%3d/%-3d] %s%-9s%s %-46s %5.0f ms\n", idx, total, colour(e->r.status, col), st, reset,
+           e->c.id, (double)e->r.duration_us / 1000.0);
+    if (e->r.status == IWC_FAIL || e->r.status == IWC_ERROR) {
+        for (int i = 0; i < e->r.nmsgs && i < 4; i++)
+            printf("            %s\n", e->r.msgs[i]);
+        if (e->r.nmsgs > 4)
+            printf("            (%d more in the reports)\n", e->r.nmsgs - 4);
+    } else if (e->r.status == IWC_SKIP || e->r.status == IWC_DEVIATION) {
+        printf("            %s\n", e->r.status == IWC_DEVIATION ? e->r.deviation : iwc_result_reason(&e->r));
+    } else if (e->r.status == IWC_FIXED) {
+        printf("            listed as an expected deviation but passed: remove it from the list\n");
+    }
+    fflush(stdout);
+}
+
+/* ---- main ---- */
+
+int main(int argc, char **argv) {
+    const char *agent_arg = NULL, *cases_dir = NULL, *filter = NULL, *out_dir = NULL;
+    const char *dev_file = NULL, *iut_host = NULL, *local_host = NULL, *list_fmt = NULL;
+    int timeout_ms = 2000, mpa_timeout_ms = 10000, verbose = 0, color = -1;
+    bool slow = false, list = false, coverage = false;
+    enum { O_CASES = 256, O_FILTER, O_OUT, O_DEV, O_IUT, O_LOCAL, O_TMO, O_MPATMO, O_SLOW,
+           O_LIST, O_MD, O_JSON, O_COVERAGE, O_COLOR, O_NOCOLOR, O_VERSION };
+    static const struct option opts[] = {
+        {"agent", required_argument, 0, 'a'},       {"cases", required_argument, 0, O_CASES},
+        {"filter", required_argument, 0, O_FILTER}, {"out", required_argument, 0, O_OUT},
+        {"deviations", required_argument, 0, O_DEV}, {"iut-host", required_argument, 0, O_IUT},
+        {"local-host", required_argument, 0, O_LOCAL}, {"timeout-ms", required_argument, 0, O_TMO},
+        {"mpa-timeout-ms", required_argument, 0, O_MPATMO}, {"slow", no_argument, 0, O_SLOW},
+        {"list", no_argument, 0, O_LIST},           {"markdown", no_argument, 0, O_MD},
+        {"json", no_argument, 0, O_JSON},           {"coverage", no_argument, 0, O_COVERAGE},
+        {"color", no_argument, 0, O_COLOR},
+        {"no-color", no_argument, 0, O_NOCOLOR},    {"verbose", no_argument, 0, 'v'},
+        {"help", no_argument, 0, 'h'},              {"version", no_argument, 0, O_VERSION},
+        {0, 0, 0, 0}};
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":a:vh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'a':
+            agent_arg = optarg;
+            break;
+        case O_CASES:
+            cases_dir = optarg;
+            break;
+        case O_FILTER:
+            filter = optarg;
+            break;
+        case O_OUT:
+            out_dir = optarg;
+            break;
+        case O_DEV:
+            dev_file = optarg;
+            break;
+        case O_IUT:
+            iut_host = optarg;
+            break;
+        case O_LOCAL:
+            local_host = optarg;
+            break;
+        case O_TMO:
+        case O_MPATMO:
+            if (parse_int(optarg, 1, 600000, c == O_TMO ? &timeout_ms : &mpa_timeout_ms) < 0) {
+                fprintf(stderr, "iwarp-conform: %s wants milliseconds 1..600000, got '%s'\n",
+                        c == O_TMO ? "--timeout-ms" : "--mpa-timeout-ms", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case O_SLOW:
+            slow = true;
+            break;
+        case O_LIST:
+            list = true;
+            break;
+        case O_MD:
+            list_fmt = "markdown";
+            break;
+        case O_JSON:
+            list_fmt = "json";
+            break;
+        case O_COVERAGE:
+            coverage = true;
+            break;
+        case O_COLOR:
+            color = 1;
+            break;
+        case O_NOCOLOR:
+            color = 0;
+            break;
+        case 'v':
+            verbose++;
+            break;
+        case 'h':
+            usage(stdout);
+            return EXIT_OK;
+        case O_VERSION:
+            printf("iwarp-conform %s\n", IW_VERSION_STR);
+            return EXIT_OK;
+        case ':':
+            fprintf(stderr, "iwarp-conform: %s needs a value\n", argv[optind - 1]);
+            return EXIT_USAGE;
+        default:
+            fprintf(stderr, "iwarp-conform: unknown option '%s' (see --help)\n",
+                    optopt ? (char[]){'-', (char)optopt, 0} : argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind != argc) {
+        fprintf(stderr, "iwarp-conform: unexpected argument '%s' (see --help)\n", argv[optind]);
+        return EXIT_USAGE;
+    }
+    if ((list_fmt || coverage) && !list) {
+        fprintf(stderr, "iwarp-conform: --markdown, --json and --coverage go with --list\n");
+        return EXIT_USAGE;
+    }
+    char agent_host[256] = "";
+    uint16_t agent_port = 0;
+    if (!list) {
+        if (!agent_arg) {
+            fprintf(stderr, "iwarp-conform: --agent HOST:PORT is required (see --help)\n");
+            return EXIT_USAGE;
+        }
+        if (parse_hostport(agent_arg, agent_host, sizeof agent_host, &agent_port) < 0) {
+            fprintf(stderr, "iwarp-conform: --agent wants HOST:PORT, got '%s'\n", agent_arg);
+            return EXIT_USAGE;
+        }
+    }
+    char defdir[PATH_MAX];
+    if (!cases_dir) {
+        default_cases_dir(defdir, sizeof defdir);
+        cases_dir = defdir;
+    }
+
+    cases cs = {0};
+    int rc = EXIT_OK;
+    iwc_devlist devs = {0};
+    iwc_agent agent;
+    memset(&agent, 0, sizeof agent);
+    agent.fd = -1;
+    if (load_cases(&cs, cases_dir) < 0) {
+        if (cs.errors)
+            fprintf(stderr, "iwarp-conform: %d case file(s) could not be loaded\n", cs.errors);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    int selected = 0;
+    for (int i = 0; i < cs.n; i++)
+        selected += cs.v[i].selected = filter_match(filter, &cs.v[i].c);
+    if (!selected) {
+        fprintf(stderr, "iwarp-conform: --filter '%s' matches no case\n", filter ? filter : "");
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (list) {
+        if (coverage)
+            iwc_coverage(stdout, cs.v, cs.n, list_fmt && !strcmp(list_fmt, "markdown"));
+        else
+            iwc_list(stdout, cs.v, cs.n, list_fmt ? list_fmt : "plain");
+        goto out;
+    }
+    if (dev_file) {
+        char err[512];
+        size_t len;
+        char *text = read_file(dev_file, 4u << 20, &len, err, sizeof err);
+        if (!text) {
+            fprintf(stderr, "iwarp-conform: %s: %s\n", dev_file, err);
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        int prc = iwc_dev_parse(text, len, &devs, err, sizeof err);
+        free(text);
+        if (prc < 0) {
+            fprintf(stderr, "%s:%s\n", dev_file, err);
+            rc = EXIT_USAGE;
+            goto out;
+        }
+    }
+    char pcap_dir[PATH_MAX] = "";
+    if (out_dir) {
+        snprintf(pcap_dir, sizeof pcap_dir, "%s/pcaps", out_dir);
+        if (mkdir_p(pcap_dir) < 0) {
+            fprintf(stderr, "iwarp-conform: cannot create %s: %s\n", pcap_dir, strerror(errno));
+            rc = EXIT_USAGE;
+            goto out;
+        }
+    }
+    signal(SIGPIPE, SIG_IGN);
+    if (iwc_agent_connect(&agent, agent_host, agent_port, 3000) < 0 ||
+        iwc_agent_hello(&agent, 5000) < 0) {
+        fprintf(stderr, "iwarp-conform: %s\n", agent.err);
+        rc = EXIT_AGENT;
+        goto out;
+    }
+    iwc_env env;
+    memset(&env, 0, sizeof env);
+    env.agent = &agent;
+    snprintf(env.iut_host, sizeof env.iut_host, "%s", iut_host ? iut_host : agent_host);
+    snprintf(env.local_host, sizeof env.local_host, "%s",
+             local_host ? local_host : agent.local_addr[0] ? agent.local_addr : "127.0.0.1");
+    env.timeout_ms = timeout_ms;
+    env.mpa_timeout_ms = mpa_timeout_ms;
+    env.slow = slow;
+    env.verbose = verbose;
+    env.log = stdout;
+    bool col = color < 0 ? isatty(STDOUT_FILENO) : color == 1;
+    printf("iwarp-conform %s: %d case(s) against %s (agent %s)\n", IW_VERSION_STR, selected,
+           agent.caps.impl, agent_arg);
+    fflush(stdout);
+
+    iwc_meta meta = {agent_arg, agent.caps.impl, dev_file, iwc_wall_us(), 0, NULL, 0};
+    uint64_t t0 = iwc_now_us();
+    int idx = 0;
+    for (int i = 0; i < cs.n; i++) {
+        iwc_entry *e = &cs.v[i];
+        if (!e->selected)
+            continue;
+        idx++;
+        if (verbose)
+            printf("--- %s (%s)\n", e->c.id, e->path);
+        iwc_run_case(&env, &e->c, &e->r);
+        e->ran = true;
+        if (e->r.status == IWC_FAIL) {
+            iwc_dev *d = iwc_dev_match(&devs, e->c.id, e->r.msgs, e->r.nmsgs);
+            if (d) {
+                d->matched++;
+                e->r.status = IWC_DEVIATION;
+                e->r.deviation = strdup(d->reason);
+            } else if ((d = iwc_dev_for(&devs, e->c.id))) {
+                /* Listed, but failing differently: a new failure stays one. */
+                char *m = iwc_strf("a listed deviation names this case, but its outcome \"%s\" "
+                                   "is not in these failures",
+                                   d->outcome);
+                char **nm = m ? realloc(e->r.msgs, (size_t)(e->r.nmsgs + 1) * sizeof *nm) : NULL;
+                if (nm) {
+                    e->r.msgs = nm;
+                    e->r.msgs[e->r.nmsgs++] = m;
+                } else {
+                    free(m);
+                }
+            }
+        } else if (e->r.status == IWC_PASS) {
+            iwc_dev *d = iwc_dev_for(&devs, e->c.id);
+            if (d) {
+                d->matched++;
+                e->r.status = IWC_FIXED;
+            }
+        }
+        if (out_dir && e->r.cap.used) {
+            char path[PATH_MAX + 64], err[256];
+            snprintf(path, sizeof path, "%s/%s.pcap", pcap_dir, e->c.id);
+            if (iwc_pcap_write(path, &e->r.cap, err, sizeof err) == 0)
+                e->pcap = iwc_strf("pcaps/%s.pcap", e->c.id);
+            else
+                fprintf(stderr, "iwarp-conform: pcap: %s\n", err);
+        }
+        print_line(e, idx, selected, col);
+        /* The agent went away (or stopped answering): nothing more can run. */
+        if (agent.fd < 0) {
+            fprintf(stderr, "iwarp-conform: lost the agent (%s); stopping\n", agent.err);
+            rc = EXIT_AGENT;
+            break;
+        }
+    }
+    meta.duration_us = iwc_now_us() - t0;
+    for (int i = 0; i < devs.n; i++) {
+        bool known = false;
+        for (int k = 0; k < cs.n && !known; k++)
+            known = iwc_glob(devs.v[i].id, cs.v[k].c.id);
+        if (!known) {
+            char *w = iwc_strf("%s:%d: deviation '%s' names no known case", dev_file,
+                               devs.v[i].line, devs.v[i].id);
+            char **nw = w ? realloc(meta.warnings, (size_t)(meta.nwarnings + 1) * sizeof *nw) : NULL;
+            if (nw) {
+                meta.warnings = nw;
+                meta.warnings[meta.nwarnings++] = w;
+            } else {
+                free(w);
+            }
+        }
+    }
+    iwc_counts k;
+    iwc_count(cs.v, cs.n, &k);
+    printf("\n%d cases: %d passed, %d failed, %d errors, %d expected deviations, %d fixed "
+           "deviations, %d skipped (%.1f s)\n",
+           k.total, k.pass, k.fail, k.error, k.deviation, k.fixed, k.skip,
+           (double)meta.duration_us / 1e6);
+    for (int i = 0; i < meta.nwarnings; i++)
+        printf("warning: %s\n", meta.warnings[i]);
+    if (k.fixed)
+        printf("%d listed deviation(s) no longer occur: remove them from %s\n", k.fixed,
+               dev_file ? dev_file : "the list");
+    if (out_dir) {
+        char p[PATH_MAX + 32];
+        int werr = 0;
+        snprintf(p, sizeof p, "%s/results.json", out_dir);
+        werr |= iwc_write_json(p, cs.v, cs.n, &meta);
+        snprintf(p, sizeof p, "%s/junit.xml", out_dir);
+        werr |= iwc_write_junit(p, cs.v, cs.n, &meta);
+        snprintf(p, sizeof p, "%s/report.html", out_dir);
+        werr |= iwc_write_html(p, cs.v, cs.n, &meta);
+        printf("reports: %s/{results.json,junit.xml,report.html,pcaps/}\n", out_dir);
+        if (werr && rc == EXIT_OK)
+            rc = EXIT_FAILURES;
+    }
+    if (rc == EXIT_OK && (k.fail || k.error))
+        rc = EXIT_FAILURES;
+    for (int i = 0; i < meta.nwarnings; i++)
+        free(meta.warnings[i]);
+    free(meta.warnings);
+out:
+    iwc_agent_close(&agent);
+    iwc_dev_free(&devs);
+    for (int i = 0; i < cs.n; i++) {
+        iwc_case_free(&cs.v[i].c);
+        iwc_result_free(&cs.v[i].r);
+        free(cs.v[i].path);
+        free(cs.v[i].pcap);
+    }
+    free(cs.v);
+    return rc;
+}

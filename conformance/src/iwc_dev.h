@@ -1,0 +1,34 @@
+/* Expected-deviations files: per IUT, the cases it is known to fail, each
+ * with the observed outcome it must still show and the reason. An entry
+ * only excuses a failure whose messages contain its outcome text, so a new
+ * failure in the same case is never hidden; an entry whose case passes is
+ * reported as fixed. Pure parser, like iwc_case. Format: docs/conformance.md. */
+#ifndef IWC_DEV_H
+#define IWC_DEV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct iwc_dev {
+    char *id;       /* case id (glob allowed) */
+    char *outcome;  /* substring of a failure message */
+    char *reason;
+    int line;
+    int matched;    /* cases it excused (set by the caller) */
+} iwc_dev;
+
+typedef struct iwc_devlist {
+    iwc_dev *v;
+    int n;
+} iwc_devlist;
+
+/* Returns 0, or -1 with err = "LINE: message". */
+int iwc_dev_parse(const char *text, size_t len, iwc_devlist *out, char *err, size_t errlen);
+void iwc_dev_free(iwc_devlist *l);
+
+/* The entry that excuses a failure of case `id` with these messages, or NULL. */
+iwc_dev *iwc_dev_match(iwc_devlist *l, const char *id, char *const *msgs, int nmsgs);
+/* Any entry naming case `id` (for "fixed, remove from the list"). */
+iwc_dev *iwc_dev_for(iwc_devlist *l, const char *id);
+
+#endif

@@ -1,0 +1,21 @@
+/* libFuzzer harness for the two pure parsers a user feeds text to: case
+ * scripts and expected-deviations files. Built with IW_FUZZ=ON (clang,
+ * libFuzzer); the shipped cases are its seed corpus. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "iwc_case.h"
+#include "iwc_dev.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    char err[256];
+    iwc_case c;
+    if (iwc_case_parse((const char *)data, size, &c, err, sizeof err) == 0)
+        iwc_case_free(&c);
+    iwc_devlist l;
+    if (iwc_dev_parse((const char *)data, size, &l, err, sizeof err) == 0)
+        iwc_dev_free(&l);
+    return 0;
+}

@@ -1,0 +1,73 @@
+/* A misbehaving agent for the runner's robustness test:
+ *   iwc_bad_agent PORT MODE
+ * MODE: garbage (answers non-JSON), version (hello says version 2),
+ * refuse (hello ok, everything else ok:false), hangup (hello ok, then
+ * closes), silent (hello ok, then never answers), lies (hello ok, then
+ * nonsense fields: listen without a port, reg_mr with a bad STag). */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static void say(int fd, const char *s) { (void)!write(fd, s, strlen(s)); }
+
+int main(int argc, char **argv) {
+    if (argc != 3)
+        return 2;
+    signal(SIGPIPE, SIG_IGN);
+    const char *mode = argv[2];
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[1]))};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(lfd, (struct sockaddr *)&a, sizeof a) < 0 || listen(lfd, 4) < 0)
+        return 1;
+    static const char hello[] =
+        "{\"ok\":true,\"impl\":\"bad agent\",\"version\":1,\"caps\":{\"mpa_rev\":[1,2],"
+        "\"markers\":true,\"crc\":true,\"atomics\":true,\"immediate\":true,\"send_inv\":true}}\n";
+    for (;;) {
+        int fd = accept(lfd, NULL, NULL);
+        if (fd < 0)
+            continue;
+        char buf[65536];
+        size_t have = 0;
+        int n;
+        while ((n = (int)read(fd, buf + have, sizeof buf - have - 1)) > 0) {
+            have += (size_t)n;
+            char *nl;
+            while ((nl = memchr(buf, '\n', have))) {
+                *nl = 0;
+                bool is_hello = strstr(buf, "\"hello\"") != NULL;
+                if (!strcmp(mode, "garbage"))
+                    say(fd, "\x01\x02 this is not JSON\n");
+                else if (!strcmp(mode, "version"))
+                    say(fd, "{\"ok\":true,\"impl\":\"v2\",\"version\":2}\n");
+                else if (is_hello)
+                    say(fd, hello);
+                else if (!strcmp(mode, "refuse"))
+                    say(fd, "{\"ok\":false,\"error\":\"refused by the bad agent\"}\n");
+                else if (!strcmp(mode, "hangup")) {
+                    close(fd);
+                    fd = -1;
+                    break;
+                } else if (!strcmp(mode, "lies"))
+                    say(fd, strstr(buf, "reg_mr") ? "{\"ok\":true,\"stag\":\"0xnope\"}\n"
+                                                  : "{\"ok\":true,\"events\":7}\n");
+                /* silent: nothing */
+                size_t k = (size_t)(nl - buf) + 1;
+                memmove(buf, nl + 1, have - k);
+                have -= k;
+            }
+            if (fd < 0)
+                break;
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+}
