@@ -1,11 +1,14 @@
 /* Expert items and value_strings generated from libiwarp's single lists in
- * <iwarp/err.h> (IW_TERM_LIST, IW_CLOSE_LIST, IW_NOTE_LIST) and
- * <iwarp/rdmap.h> (IW_RDMAP_OPCODE_LIST). Nothing here is kept by hand: a
- * triple added to the library shows up as a value and an expert field.
+ * <iwarp/err.h> (IW_TERM_LIST, IW_CLOSE_LIST, IW_NOTE_LIST),
+ * <iwarp/rdmap.h> (IW_RDMAP_OPCODE_LIST) and <iwarp/shadow.h>
+ * (IW_SHADOW_RULE_LIST, IW_SHADOW_NOTE_LIST). Nothing here is kept by hand:
+ * a triple added to the library shows up as a value and an expert field.
  *
  * Filter names: iwk_rdmap.term.<name>, iwk_mpa.term.<name> (LLP triples),
  * iwk_mpa.close.<name>, iwk_mpa.note.<name> / iwk_ddp.note.<name> /
- * iwk_rdmap.note.<name>, all lower case. */
+ * iwk_rdmap.note.<name>, iwk_rdmap.shadow.<note>, all lower case. Stateful
+ * verdicts from the shadow use the same iwk_*.term.<name> items as the
+ * stateless ones: a Terminate is due either way. */
 #include <stdarg.h>
 #include <string.h>
 
@@ -29,6 +32,19 @@ const value_string iwk_opcode_vals[] = {
 #undef IW_X_
     {0xF, "Reserved (Experimental)"},
     {0, NULL}};
+
+const value_string iwk_shadow_rule_vals[] = {
+#define IW_X_(name, text) {IW_SHADOW_RULE_##name, text},
+    IW_SHADOW_RULE_LIST(IW_X_)
+#undef IW_X_
+    {0, NULL}};
+
+/* Shadow notes the plugin shows. The others (responder first, RTR, MSN and
+ * MO sequence, IRD/ORD, Atomic Request Identifier) have the plugin's own,
+ * older items (iwk_ddp.msn_gap, iwk_rdmap.rtr_missing, ...). */
+#define SHADOW_SHOWN                                                                               \
+    (IW_SHADOW_NOTE(AFTER_TERMINATE) | IW_SHADOW_NOTE(SENT_AFTER_TERMINATE) |                      \
+     IW_SHADOW_NOTE(NO_LAST))
 
 enum {
 #define IW_X_(name, l, e, c, rfc, text) TERM_IDX_##name,
@@ -62,13 +78,20 @@ static const char *const note_ids[IW_NOTE_COUNT_] = {
 #undef IW_X_
 };
 
+static const char *const shadow_note_ids[IW_SHADOW_NOTE_COUNT_] = {
+#define IW_X_(name, rfc, text) #name,
+    IW_SHADOW_NOTE_LIST(IW_X_)
+#undef IW_X_
+};
+
 static expert_field ei_term[TERM_N];
 static expert_field ei_term_unregistered;
 static expert_field ei_close[CLOSE_N];
 static expert_field ei_note[IW_NOTE_COUNT_];
+static expert_field ei_shadow_note[IW_SHADOW_NOTE_COUNT_];
 
 static ei_register_info ei_mpa_reg[TERM_N + CLOSE_N + IW_NOTE_COUNT_ + 1];
-static ei_register_info ei_rdmap_reg[TERM_N + IW_NOTE_COUNT_ + 1];
+static ei_register_info ei_rdmap_reg[TERM_N + IW_NOTE_COUNT_ + IW_SHADOW_NOTE_COUNT_ + 1];
 
 extern int hf_iwk_alert;
 extern gint ett_iwk_alert;
@@ -98,6 +121,12 @@ static void ei_fill(ei_register_info *r, expert_field *ei, char *abbrev, int gro
  * warnings; the legal-but-odd ones are notes. */
 static int note_severity(unsigned n) {
     return n == IW_NOTE_BIT_CONTROL_SEGMENTED ? PI_NOTE : PI_WARN;
+}
+
+/* "Not judged: the stream was over" is information; the rest are a
+ * sender's violations. */
+static int shadow_note_severity(unsigned n) {
+    return n == IW_SHADOW_NOTE_BIT_AFTER_TERMINATE ? PI_NOTE : PI_WARN;
 }
 
 static const char *note_prefix(const char *id) {
@@ -133,6 +162,14 @@ void iwk_expert_register(int proto_mpa, int proto_rdmap) {
         ei_fill(r, &ei_note[i], lower_abbrev(pfx, note_ids[i]), PI_PROTOCOL, note_severity(i),
                 iw_note_str((iw_note)i));
     }
+    for (unsigned i = 0; i < IW_SHADOW_NOTE_COUNT_; i++) {
+        if (!(SHADOW_SHOWN & (1u << i)))
+            continue;
+        ei_fill(&ei_rdmap_reg[nr++], &ei_shadow_note[i],
+                lower_abbrev("iwk_rdmap.shadow.", shadow_note_ids[i]),
+                i == IW_SHADOW_NOTE_BIT_AFTER_TERMINATE ? PI_SEQUENCE : PI_PROTOCOL,
+                shadow_note_severity(i), iw_shadow_note_str((iw_shadow_note)i));
+    }
     ei_fill(&ei_rdmap_reg[nr++], &ei_term_unregistered, g_strdup("iwk_rdmap.term.unregistered"),
             PI_PROTOCOL, PI_ERROR, "Terminate verdict with an unregistered triple");
     expert_register_field_array(expert_register_protocol(proto_mpa), ei_mpa_reg, (int)nm);
@@ -158,12 +195,16 @@ void iwk_expert_add(packet_info *pinfo, proto_item *item, expert_field *ei, cons
     g_free(msg);
 }
 
+static expert_field *term_ei(guint16 triple) {
+    for (unsigned i = 0; i < TERM_N; i++)
+        if (term_ids[i].triple == triple)
+            return &ei_term[i];
+    return &ei_term_unregistered;
+}
+
 void iwk_expert_verdict(packet_info *pinfo, proto_item *item, const iw_verdict *v) {
     if (v->kind == IW_VERDICT_TERM) {
-        expert_field *ei = &ei_term_unregistered;
-        for (unsigned i = 0; i < TERM_N; i++)
-            if (term_ids[i].triple == v->term)
-                ei = &ei_term[i];
+        expert_field *ei = term_ei(v->term);
         const char *reg = iw_term_rfc(v->term);
         expert_add_info_format(pinfo, item, ei,
                                "RNIC must send Terminate %u/%u/0x%02x \"%s\" (rule: %s; registry: %s)",
@@ -191,4 +232,74 @@ void iwk_expert_notes(packet_info *pinfo, proto_item *item, guint32 notes) {
                                iw_note_rfc((iw_note)i));
         iwk_alert(pinfo, item, note_severity(i));
     }
+}
+
+/* What a stateful verdict's frame reference is, per rule. */
+static const char *shadow_ref_what(iw_shadow_rule r) {
+    switch (r) {
+    case IW_SHADOW_RULE_READ_RESP_STAG:
+    case IW_SHADOW_RULE_READ_RESP_BOUNDS:
+        return "request in";
+    case IW_SHADOW_RULE_READ_RESP_UNEXPECTED:
+    case IW_SHADOW_RULE_ATOMIC_RESP_UNEXPECTED:
+        return "oldest request in";
+    case IW_SHADOW_RULE_STAG_INVALIDATED:
+    case IW_SHADOW_RULE_INVALIDATE_INVALIDATED:
+        return "invalidated in";
+    default:
+        return "see";
+    }
+}
+
+/* The message stays within Wireshark's 240-octet item label even for the
+ * longest triple name: what the verdict assumes goes in its own field
+ * (iwk_rdmap.shadow.assumes), not here. */
+gboolean iwk_expert_shadow(packet_info *pinfo, proto_item *item, const iw_shadow_result *res) {
+    gboolean term = res->verdict.kind == IW_VERDICT_TERM;
+    if (term) {
+        const iw_verdict *v = &res->verdict;
+        GString *why = g_string_new(iw_shadow_rule_str(res->rule));
+        switch (res->rule) {
+        case IW_SHADOW_RULE_IRD_EXCEEDED:
+            g_string_append_printf(why, ", IRD %u", res->expected);
+            break;
+        case IW_SHADOW_RULE_MSN_REPLAY:
+            g_string_append_printf(why, ", lowest open MSN %u", res->expected);
+            break;
+        case IW_SHADOW_RULE_QN1_MSN:
+        case IW_SHADOW_RULE_QN2_MSN:
+        case IW_SHADOW_RULE_QN3_MSN:
+            g_string_append_printf(why, ", MSN %u due", res->expected);
+            break;
+        default:
+            break;
+        }
+        if (res->has_ref)
+            g_string_append_printf(why, ", %s frame %" G_GUINT64_FORMAT,
+                                   shadow_ref_what(res->rule), res->ref);
+        expert_add_info_format(pinfo, item, term_ei(v->term),
+                               "RNIC must send Terminate %u/%u/0x%02x \"%s\" (stateful: %s; rule: %s)",
+                               iw_term_layer(v->term), iw_term_etype(v->term),
+                               iw_term_ecode(v->term), iw_term_str(v->term), why->str,
+                               v->rfc ? v->rfc : "-");
+        g_string_free(why, TRUE);
+        iwk_alert(pinfo, item, PI_ERROR);
+    }
+    for (unsigned i = 0; i < IW_SHADOW_NOTE_COUNT_; i++) {
+        if (!(res->notes & SHADOW_SHOWN & (1u << i)))
+            continue;
+        GString *t = g_string_new(iw_shadow_note_str((iw_shadow_note)i));
+        if (i == IW_SHADOW_NOTE_BIT_AFTER_TERMINATE)
+            g_string_append_printf(t, " (stream ended in frame %" G_GUINT64_FORMAT "; %s)",
+                                   res->ended_in, iw_shadow_note_rfc((iw_shadow_note)i));
+        else if (i == IW_SHADOW_NOTE_BIT_SENT_AFTER_TERMINATE && res->has_ref)
+            g_string_append_printf(t, " (its Terminate: frame %" G_GUINT64_FORMAT "; %s)",
+                                   res->ref, iw_shadow_note_rfc((iw_shadow_note)i));
+        else
+            g_string_append_printf(t, " (%s)", iw_shadow_note_rfc((iw_shadow_note)i));
+        expert_add_info_format(pinfo, item, &ei_shadow_note[i], "%s", t->str);
+        g_string_free(t, TRUE);
+        iwk_alert(pinfo, item, shadow_note_severity(i));
+    }
+    return term;
 }

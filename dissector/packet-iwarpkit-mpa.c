@@ -118,6 +118,7 @@ typedef struct iwk_pdu {
     gboolean midstream_lost; /* LOST before framing was established */
     iw_verdict expect;   /* MPA frame where the other type was due */
     guint8 v2_flags;
+    iw_shadow_result shadow; /* MPA frame: the shadow's verdict (RFC 6581 §9.2 RTR) */
 } iwk_pdu;
 
 #define V2_REPLY_NOT_P2P 0x1
@@ -137,6 +138,8 @@ static iwk_conv *conv_new(conversation_t *conv, packet_info *pinfo) {
     c->crc = -1;
     c->index = ++conv_count;
     c->init_dir = -1;
+    c->shadow = wmem_new(wmem_file_scope(), iw_shadow);
+    iw_shadow_init(c->shadow);
     for (int d = 0; d < 2; d++) {
         c->dir[d].markers = -1;
         c->dir[d].tagged = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
@@ -482,6 +485,9 @@ static void dissect_rr(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
                         pd->v2_flags |= V2_ORD_TOO_BIG;
                 }
             }
+            /* RFC 6581 §9: the shadow fixes IRDs and the RTR; 2/0/0x07 is
+             * the initiator's answer to a Reply with no RTR in common. */
+            iw_shadow_mpa(c->shadow, (unsigned)d, &rr, pinfo->num, &pd->shadow);
             if (pd->expect.kind == IW_VERDICT_OK && !(rr.type == IW_MPA_REPLY && rr.r)) {
                 /* §4.3: the grid starts at the first octet of Full Operation. */
                 D->fo_known = TRUE;
@@ -497,6 +503,11 @@ static void dissect_rr(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
     }
     if (pd->expect.kind != IW_VERDICT_OK)
         iwk_expert_verdict(pinfo, ri, &pd->expect);
+    /* Its close verdicts are pd->expect's; only a Terminate is new here. */
+    if (pd->shadow.verdict.kind == IW_VERDICT_TERM && iwk_expert_shadow(pinfo, ri, &pd->shadow))
+        g_string_append_printf(info, " [TERM %u/%u/0x%02x]", iw_term_layer(pd->shadow.verdict.term),
+                               iw_term_etype(pd->shadow.verdict.term),
+                               iw_term_ecode(pd->shadow.verdict.term));
     if (r >= 0 && rr.type == IW_MPA_REPLY && rr.r) {
         iw_verdict rej = iw_verdict_close(IW_CLOSE_MPA_REJECTED, "RFC 5044 §7.1.2");
         iwk_expert_verdict(pinfo, fi, &rej);
@@ -632,6 +643,7 @@ static void dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iw
     ctx.d = d;
     ctx.seq = seq;
     ctx.crc_bad = f.crc == IW_CRC_BAD || (r == IW_ERR_PROTO);
+    ctx.mpa_verdict = r == IW_ERR_PROTO ? v : iw_verdict_ok();
     ctx.track = pd->track;
     ctx.mpa_item = ti;
     iwk_dissect_ulpdu(ulpdu_tvb, pinfo, tree, &ctx);
@@ -661,6 +673,10 @@ static void pdu_commit(iwk_conv *c, int d, iwk_pdu *pd, guint32 seq, packet_info
     if (!pd->track)
         return;
     if (pd->kind == PDU_FPDU) {
+        /* Octets skipped without a LOST PDU (a capture gap, or an FPDU TCP
+         * could not reassemble): the shadow must not assume it saw them. */
+        if (D->fo_known && D->in_sync && seq != D->nxt_seq)
+            iw_shadow_lost(c->shadow, (unsigned)d);
         if (!D->fo_known) {
             /* Mid-stream: SeqStart is fixed by the detected grid phase. */
             D->fo_known = TRUE;
@@ -683,6 +699,7 @@ static void pdu_commit(iwk_conv *c, int d, iwk_pdu *pd, guint32 seq, packet_info
     } else if (pd->kind == PDU_LOST) {
         if (D->fo_known) {
             /* Messages were missed: DDP sequence checks restart. */
+            iw_shadow_lost(c->shadow, (unsigned)d);
             D->in_sync = FALSE;
             D->after_loss = TRUE;
             for (int q = 0; q < 4; q++)

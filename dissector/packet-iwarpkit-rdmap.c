@@ -5,12 +5,15 @@
  * iw_rdmap_decode() decodes the DDP header, the RDMAP header of every
  * opcode (Immediate Data and Atomics included) and the Terminate's copied
  * DDP / Read Request headers, and returns the Terminate a conformant
- * receiver would send (stateless checks). This file adds the stateful
- * checks that need only the capture: MSN gaps per QN and direction, MO
- * continuity, the RFC 6581 RTR, Read/Atomic request-response matching.
- * Checks that need registered memory (STag, bounds, access rights; RFC 5041
- * §7.1, RFC 5040 §7.2) will come from the reference engine through
- * iwk_conv.engine.
+ * receiver would send (stateless checks). libiwarp's shadow (iw_shadow,
+ * iwk_conv.shadow) runs the engine's receive-side checks over the
+ * conversation and returns the stateful verdicts: MSN replay, QN 1/2/3
+ * MSNs, IRD, Read/Atomic Responses against the oldest outstanding request,
+ * STags the capture shows invalidated, and "after Terminate". This file
+ * also keeps its own capture-only items: MSN gaps per QN and direction, MO
+ * continuity, the RFC 6581 RTR, request/response linking. Checks that need
+ * registered memory (STag, bounds, access rights against regions; RFC 5041
+ * §7.1, RFC 5040 §7.2) or posted buffers cannot be made from a capture.
  *
  * Payloads go to Wireshark's "iwarp_ddp_rdmap" heuristic list with a struct
  * rdmapinfo, as the built-in dissector does, so SMB Direct and RPC-over-RDMA
@@ -87,6 +90,9 @@ static int hf_atomic_compare = -1;
 static int hf_atomic_compare_mask = -1;
 static int hf_atomic_orig = -1;
 static int hf_verdict = -1;
+static int hf_shadow_rule = -1;
+static int hf_shadow_ref = -1;
+static int hf_shadow_assumes = -1;
 static int hf_rtr = -1;
 static int hf_response_in = -1;
 static int hf_request_in = -1;
@@ -162,6 +168,7 @@ typedef struct iwk_seg {
     guint32 expected;
     guint8 rtr;          /* 1: the RFC 6581 RTR, 2: a FULPDU where the RTR was due, 3: wrong type */
     gboolean unmatched, stag_mismatch, id_mismatch;
+    iw_shadow_result shadow; /* the stateful verdict and notes */
 } iwk_seg;
 
 /* A tagged message in progress on one STag. */
@@ -372,9 +379,13 @@ static void track(packet_info *pinfo, iwk_fpdu_ctx *ctx, const iw_rdmap_msg *m, 
     iwk_dir *R = &c->dir[!ctx->d];
 
     /* RFC 6581 §5, §9.2: after a peer-to-peer startup the initiator's first
-     * FPDU is a zero-length RTR of a type the Reply offers. */
+     * FPDU is a zero-length RTR of a type the Reply offers, or its
+     * Terminate (2/0/0x06, 2/0/0x07: §9.1, §9.2). */
     if (c->v2.rep_seen && c->v2.rep_enh && c->v2.rep.p2p && c->init_dir == ctx->d &&
-        !c->v2.rtr_checked) {
+        !c->v2.rtr_checked && m->opcode == IW_OP_TERMINATE) {
+        c->v2.rtr_checked = TRUE;
+    } else if (c->v2.rep_seen && c->v2.rep_enh && c->v2.rep.p2p && c->init_dir == ctx->d &&
+               !c->v2.rtr_checked) {
         c->v2.rtr_checked = TRUE;
         const iw_mpa_v2 *rep = &c->v2.rep;
         gboolean send0 = m->opcode == IW_OP_SEND && m->payload_len == 0;
@@ -490,8 +501,13 @@ static void fill_rdmapinfo(rdmap_info_t *info, const iw_rdmap_msg *m) {
     }
 }
 
-/* A ULP heuristic that throws must not cut our own items short. */
+/* A ULP heuristic that throws must not cut our own items short. Nor may it
+ * leave TCP reassembly off for the rest of the segment: Wireshark restores
+ * pinfo->can_desegment after a subdissector only when it returns, so the
+ * value is put back here (else the next FPDU of the frame shows as a partial
+ * PDU and framing is lost). */
 static void call_ulp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, rdmap_info_t *info) {
+    guint16 can_desegment = pinfo->can_desegment, saved = pinfo->saved_can_desegment;
     TRY {
         heur_dtbl_entry_t *hdtbl_entry;
         if (!rdmap_heur_list ||
@@ -500,17 +516,22 @@ static void call_ulp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, rdmap_
     }
     CATCH_NONFATAL_ERRORS { show_exception(tvb, pinfo, tree, EXCEPT_CODE, GET_MESSAGE); }
     ENDTRY;
+    pinfo->can_desegment = can_desegment;
+    pinfo->saved_can_desegment = saved;
 }
 
 /* Read Requests: offered to the ULPs, no data item when none wants it. */
 static void call_ulp_quiet(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                            rdmap_info_t *info) {
+    guint16 can_desegment = pinfo->can_desegment, saved = pinfo->saved_can_desegment;
     TRY {
         heur_dtbl_entry_t *hdtbl_entry;
         dissector_try_heuristic(rdmap_heur_list, tvb, pinfo, tree, &hdtbl_entry, info);
     }
     CATCH_NONFATAL_ERRORS { show_exception(tvb, pinfo, tree, EXCEPT_CODE, GET_MESSAGE); }
     ENDTRY;
+    pinfo->can_desegment = can_desegment;
+    pinfo->saved_can_desegment = saved;
 }
 
 static void dissect_payload(tvbuff_t *seg_tvb, guint off, packet_info *pinfo, proto_tree *tree,
@@ -547,6 +568,29 @@ static void dissect_payload(tvbuff_t *seg_tvb, guint off, packet_info *pinfo, pr
 
 /* ---------------- the segment ---------------- */
 
+/* First pass: the plugin's own tracking and the shadow, stored per FPDU
+ * (keyed by its sequence number); later passes replay what is stored. m is
+ * NULL when not even the DDP header decoded; v is iw_rdmap_decode's. */
+static iwk_seg *seg_state(packet_info *pinfo, iwk_fpdu_ctx *ctx, const iw_rdmap_msg *m, guint len,
+                          iw_ssize r, const iw_verdict *v) {
+    iwk_seg *s = (iwk_seg *)p_get_proto_data(wmem_file_scope(), pinfo, proto_iwk_rdmap, ctx->seq);
+    if (s || PINFO_FD_VISITED(pinfo))
+        return s;
+    s = wmem_new0(wmem_file_scope(), iwk_seg);
+    s->shadow.verdict = iw_verdict_ok();
+    if (m && r >= 0 && ctx->track && !ctx->crc_bad)
+        track(pinfo, ctx, m, s);
+    if (ctx->track) {
+        /* The stateless verdict first (RFC 5044 §6: the CRC, then DDP/RDMAP). */
+        iw_verdict pre = ctx->mpa_verdict.kind != IW_VERDICT_OK ? ctx->mpa_verdict
+                         : r < 0                                ? *v
+                                                                : iw_verdict_ok();
+        iw_shadow_fpdu(ctx->conv->shadow, (unsigned)ctx->d, m, len, &pre, pinfo->num, &s->shadow);
+    }
+    p_add_proto_data(wmem_file_scope(), pinfo, proto_iwk_rdmap, ctx->seq, s);
+    return s;
+}
+
 void iwk_dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_fpdu_ctx *ctx) {
     static const guint8 zero = 0;
     guint len = tvb_reported_length(tvb);
@@ -568,6 +612,12 @@ void iwk_dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
                                len ? (guint)iw_ddp_hdr_len(p[0]) : 1);
         wmem_strbuf_append(info, "DDP segment [truncated header]");
         iwk_expert_verdict(pinfo, di, &v);
+        iwk_seg *ts = seg_state(pinfo, ctx, NULL, len, r, &v);
+        if (ts) {
+            iwk_expert_shadow(pinfo, di, &ts->shadow);
+            if (ts->shadow.notes & IW_SHADOW_NOTE(AFTER_TERMINATE))
+                wmem_strbuf_append(info, " [after Terminate]");
+        }
         col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", wmem_strbuf_get_str(info));
         return;
     }
@@ -659,14 +709,38 @@ void iwk_dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
     iwk_expert_notes(pinfo, ri, m.notes);
 
     /* Stateful part: first pass only, then replayed. */
-    iwk_seg *s = (iwk_seg *)p_get_proto_data(wmem_file_scope(), pinfo, proto_iwk_rdmap, ctx->seq);
-    if (!s && !PINFO_FD_VISITED(pinfo)) {
-        s = wmem_new0(wmem_file_scope(), iwk_seg);
-        if (r >= 0 && ctx->track && !ctx->crc_bad)
-            track(pinfo, ctx, &m, s);
-        p_add_proto_data(wmem_file_scope(), pinfo, proto_iwk_rdmap, ctx->seq, s);
-    }
+    iwk_seg *s = seg_state(pinfo, ctx, &m, len, r, &v);
+    gboolean stateful = FALSE;
     if (s) {
+        /* The shadow's verdict: what a receiver with this conversation's
+         * state must answer (libiwarp, as the engine does). */
+        const iw_shadow_result *sr = &s->shadow;
+        gboolean ddp_layer = sr->verdict.kind == IW_VERDICT_TERM &&
+                             iw_term_layer(sr->verdict.term) == 0x1;
+        if (sr->verdict.kind == IW_VERDICT_TERM) {
+            proto_tree *vt = ddp_layer ? dt : rt;
+            proto_item *vi = proto_tree_add_uint(vt, hf_verdict, tvb, 0, 0, sr->verdict.term);
+            proto_item_set_generated(vi);
+            vi = proto_tree_add_uint(vt, hf_shadow_rule, tvb, 0, 0, sr->rule);
+            proto_item_set_generated(vi);
+            if (sr->has_ref) {
+                vi = proto_tree_add_uint(vt, hf_shadow_ref, tvb, 0, 0, (guint32)sr->ref);
+                proto_item_set_generated(vi);
+            }
+            for (unsigned bit = 1; bit && bit <= sr->assume; bit <<= 1) {
+                if (!(sr->assume & bit) || !iw_shadow_assume_str(bit))
+                    continue;
+                vi = proto_tree_add_string(vt, hf_shadow_assumes, tvb, 0, 0,
+                                           iw_shadow_assume_str(bit));
+                proto_item_set_generated(vi);
+            }
+            wmem_strbuf_append_printf(info, " [TERM %u/%u/0x%02x]", iw_term_layer(sr->verdict.term),
+                                      iw_term_etype(sr->verdict.term),
+                                      iw_term_ecode(sr->verdict.term));
+        }
+        stateful = iwk_expert_shadow(pinfo, ddp_layer ? di : ri, sr);
+        if (sr->notes & IW_SHADOW_NOTE(AFTER_TERMINATE))
+            wmem_strbuf_append(info, " [after Terminate]");
         if (s->msn_gap) {
             iwk_expert_add(pinfo, di, &ei_msn_gap,
                            "MSN gap on QN %u: expected %u, got %u (RFC 5041 §5.3; a receiver "
@@ -727,7 +801,7 @@ void iwk_dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
         ti->dst = &pinfo->dst;
         ti->srcport = pinfo->srcport;
         ti->dstport = pinfo->destport;
-        ti->verdict = r < 0;
+        ti->verdict = r < 0 || stateful;
         tap_queue_packet(iwk_tap, pinfo, ti);
     }
     col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", wmem_strbuf_get_str(info));
@@ -881,6 +955,17 @@ void proto_register_iwk_rdmap(void) {
         {&hf_verdict,
          {"Shadow verdict", "iwk_rdmap.verdict", FT_UINT16, BASE_HEX, VALS(iwk_term_vals), 0,
           "The Terminate an RFC-conformant receiver must send for this segment", HFILL}},
+        {&hf_shadow_rule,
+         {"Stateful rule", "iwk_rdmap.shadow.rule", FT_UINT8, BASE_DEC,
+          VALS(iwk_shadow_rule_vals), 0,
+          "Which receive-side rule the shadow verdict comes from (libiwarp iw_shadow)", HFILL}},
+        {&hf_shadow_ref,
+         {"Stateful verdict refers to", "iwk_rdmap.shadow.ref", FT_FRAMENUM, BASE_NONE, NULL, 0,
+          "The earlier frame the verdict rests on: the request, the Send with Invalidate", HFILL}},
+        {&hf_shadow_assumes,
+         {"Stateful verdict assumes", "iwk_rdmap.shadow.assumes", FT_STRING, BASE_NONE, NULL, 0,
+          "What the verdict rests on that a capture cannot show (iw_shadow_result.assume)",
+          HFILL}},
         {&hf_rtr,
          {"RFC 6581 RTR", "iwk_rdmap.rtr", FT_BOOLEAN, BASE_NONE, NULL, 0,
           "This message is the initiator's Ready-To-Receive after a peer-to-peer startup", HFILL}},

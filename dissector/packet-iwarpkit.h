@@ -14,6 +14,7 @@
 #include <epan/expert.h>
 
 #include <iwarp/iwarp.h>
+#include <iwarp/shadow.h>
 
 /* Protocol ids (registered in packet-iwarpkit-mpa.c / -rdmap.c). */
 extern int proto_iwk_mpa;
@@ -82,9 +83,10 @@ typedef struct iwk_conv {
     int init_dir;        /* direction of the MPA Request sender, -1 unknown */
     iwk_v2 v2;
     guint32 index;       /* 1-based, per capture, for statistics */
-    /* Hook for the reference engine's stateful checks (STag, bounds,
-     * access; RFC 5041 §7.1, RFC 5040 §7.2). NULL until it exists. */
-    void *engine;
+    /* libiwarp's shadow of the two receivers (<iwarp/shadow.h>): the
+     * engine's receive-side checks over the conversation, fed on the first
+     * pass in capture order (MPA frames, FPDUs, losses). */
+    iw_shadow *shadow;
 } iwk_conv;
 
 /* What the MPA layer hands to DDP/RDMAP for one FPDU. */
@@ -93,6 +95,7 @@ typedef struct iwk_fpdu_ctx {
     int d;               /* direction index */
     guint32 seq;         /* TCP sequence number of the FPDU's first wire octet */
     gboolean crc_bad;    /* the FPDU failed its CRC or marker check: decode, do not track */
+    iw_verdict mpa_verdict; /* that check's verdict (ok otherwise) */
     gboolean track;      /* first pass may update conversation state */
     proto_item *mpa_item;
 } iwk_fpdu_ctx;
@@ -112,6 +115,11 @@ void iwk_expert_register(int proto_mpa, int proto_rdmap);
 void iwk_expert_verdict(packet_info *pinfo, proto_item *item, const iw_verdict *v);
 /* One expert item per note bit set. */
 void iwk_expert_notes(packet_info *pinfo, proto_item *item, guint32 notes);
+/* The shadow's stateful verdict (the triple's expert item, with the rule,
+ * the frame it refers to and what it assumes) and the shadow notes the
+ * plugin's own items do not already cover. Returns TRUE if a verdict was
+ * added. */
+gboolean iwk_expert_shadow(packet_info *pinfo, proto_item *item, const iw_shadow_result *res);
 /* Plain expert item; marks the tree with iwk_mpa.alert at warning and above. */
 void iwk_expert_add(packet_info *pinfo, proto_item *item, expert_field *ei, const char *fmt, ...)
     G_GNUC_PRINTF(4, 5);
@@ -121,6 +129,7 @@ void iwk_alert(packet_info *pinfo, proto_item *item, int severity);
 extern const value_string iwk_term_vals[];
 extern const value_string iwk_close_vals[];
 extern const value_string iwk_opcode_vals[];
+extern const value_string iwk_shadow_rule_vals[];
 
 /* Statistics tap (packet-iwarpkit-stats.c). */
 typedef struct iwk_tap_info {

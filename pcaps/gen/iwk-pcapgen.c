@@ -880,6 +880,133 @@ static void gen_bad_sequence(const char *dir) {
     free(s1.buf);
 }
 
+/* Stateful violations (shadow analysis, libiwarp iw_shadow): each
+ * connection is valid until one FPDU that only the conversation's state
+ * shows to be wrong. MPA v2, CRC on. Where a conformant receiver's
+ * Terminate is shown, it carries the triple the shadow names. */
+static void gen_bad_stateful(const char *dir) {
+    cap c = cap_open(dir, "bad-stateful.pcap");
+    uint8_t pay[256];
+    fill(pay, sizeof pay, 14);
+    iw_rdmap_msg m;
+    uint8_t n = 60;
+    for (int k = 0; k < 9; k++, n++) {
+        conn kk = conn_new(n, (uint16_t)(46001 + k), 4791, 1000u * (uint32_t)n, 7);
+        conn *K = &kk;
+        stream s0 = stream_new(), s1 = stream_new();
+        iw_mpa_rr req = rr_v2(IW_MPA_REQUEST, false, true, false, false, false, false, 4, 4);
+        iw_mpa_rr rep = rr_v2(IW_MPA_REPLY, false, true, false, false, false, false, 4, 4);
+        if (k == 0) {
+            req.v2.ord = 1; /* responder IRD 1 */
+            rep.v2.ird = 1;
+            rep.v2.ord = 1;
+        } else if (k == 8) {
+            /* Peer-to-peer, Write RTR asked, Send RTR offered: no RTR in
+             * common, the initiator must answer 2/0/0x07 (RFC 6581 §9.2). */
+            req = rr_v2(IW_MPA_REQUEST, false, true, true, false, true, false, 4, 4);
+            rep = rr_v2(IW_MPA_REPLY, false, true, true, true, false, false, 4, 4);
+        }
+        startup(&c, K, &s0, &s1, &req, &rep);
+        if (k == 8) {
+            iw_rdmap_msg t = untagged(IW_OP_TERMINATE, 2, 1, 0, true);
+            t.u.term.layer = 2;
+            t.u.term.ecode = 7;
+            s_msg(&s0, &t, NULL, 0);
+            flush(&c, K, 0, &s0, 1460);
+            tcp_close(&c, K);
+            free(s0.buf);
+            free(s1.buf);
+            continue;
+        }
+        /* The initiator's first FPDU (RFC 5044 §7.1.2 rule 4). */
+        m = untagged(IW_OP_SEND, 0, 1, 0, true);
+        s_msg(&s0, &m, pay, 32);
+        flush(&c, K, 0, &s0, 1460);
+        switch (k) {
+        case 0: { /* a second Read Request while one is outstanding: IRD 1 */
+            iw_rdmap_msg rq = untagged(IW_OP_READ_REQ, 1, 1, 0, true);
+            rq.u.read_req.sink_stag = 0x100;
+            rq.u.read_req.sink_to = 0x1000;
+            rq.u.read_req.read_size = 64;
+            rq.u.read_req.src_stag = 0x200;
+            s_msg(&s0, &rq, NULL, 0);
+            flush(&c, K, 0, &s0, 1460);
+            rq.ddp.msn = 2;
+            rq.u.read_req.sink_to = 0x2000;
+            s_msg(&s0, &rq, NULL, 0);
+            flush(&c, K, 0, &s0, 1460);
+            terminate_about(&s1, 1, &rq, 46, IW_TERM_DDP_UT_NO_BUFFER, false);
+            flush(&c, K, 1, &s1, 1460);
+            break;
+        }
+        case 1: /* a Read Response nobody asked for */
+            m = tagged(IW_OP_READ_RESP, 0x300, 0, true);
+            s_msg(&s1, &m, pay, 32);
+            flush(&c, K, 1, &s1, 1460);
+            break;
+        case 2:   /* a Read Response past the end of its sink */
+        case 3: { /* a Read Response to another STag than the Data Sink STag */
+            iw_rdmap_msg rq = untagged(IW_OP_READ_REQ, 1, 1, 0, true);
+            rq.u.read_req.sink_stag = 0x400;
+            rq.u.read_req.sink_to = 0x1000;
+            rq.u.read_req.read_size = 64;
+            rq.u.read_req.src_stag = 0x500;
+            s_msg(&s0, &rq, NULL, 0);
+            flush(&c, K, 0, &s0, 1460);
+            if (k == 2) {
+                m = tagged(IW_OP_READ_RESP, 0x400, 0x1000, false);
+                s_msg(&s1, &m, pay, 32);
+                m = tagged(IW_OP_READ_RESP, 0x400, 0x1020, true); /* 32 + 48 > 64 */
+                s_msg(&s1, &m, pay, 48);
+            } else {
+                m = tagged(IW_OP_READ_RESP, 0x401, 0x1000, true);
+                s_msg(&s1, &m, pay, 64);
+            }
+            flush(&c, K, 1, &s1, 1460);
+            break;
+        }
+        case 4: /* MSN 2 again after it completed */
+            m = untagged(IW_OP_SEND, 0, 2, 0, true);
+            s_msg(&s0, &m, pay, 40);
+            m = untagged(IW_OP_SEND, 0, 2, 0, true);
+            s_msg(&s0, &m, pay, 40);
+            flush(&c, K, 0, &s0, 1460);
+            break;
+        case 5: { /* the responder Terminates, then sends on (RFC 5040 §5.4) */
+            iw_rdmap_msg t = untagged(IW_OP_TERMINATE, 2, 1, 0, true);
+            s_msg(&s1, &t, NULL, 0); /* 0/0/0x00 Local Catastrophic Error */
+            flush(&c, K, 1, &s1, 1460);
+            m = untagged(IW_OP_SEND, 0, 1, 0, true);
+            s_msg(&s1, &m, pay, 24);
+            flush(&c, K, 1, &s1, 1460);
+            break;
+        }
+        case 6: /* Send with Invalidate of an STag it already invalidated */
+            m = untagged(IW_OP_SEND_INV, 0, 2, 0, true);
+            m.ddp.rsvd_ulp2 = 0x7701;
+            s_msg(&s0, &m, pay, 16);
+            m = untagged(IW_OP_SEND_SE_INV, 0, 3, 0, true);
+            m.ddp.rsvd_ulp2 = 0x7701;
+            s_msg(&s0, &m, pay, 16);
+            flush(&c, K, 0, &s0, 1460);
+            break;
+        default: /* an RDMA Write to an STag a Send with Invalidate invalidated */
+            m = untagged(IW_OP_SEND_INV, 0, 2, 0, true);
+            m.ddp.rsvd_ulp2 = 0x7702;
+            s_msg(&s0, &m, pay, 16);
+            flush(&c, K, 0, &s0, 1460);
+            m = tagged(IW_OP_WRITE, 0x7702, 0x10000, true);
+            s_msg(&s0, &m, pay, 64);
+            flush(&c, K, 0, &s0, 1460);
+            break;
+        }
+        tcp_close(&c, K);
+        free(s0.buf);
+        free(s1.buf);
+    }
+    cap_close(&c);
+}
+
 /* Random octets on the iWARP port (replayed with Decode As): no crash. */
 static void gen_garbage(const char *dir) {
     cap c = cap_open(dir, "garbage.pcap");
@@ -992,6 +1119,7 @@ int main(int argc, char **argv) {
     gen_bad_mpa(d);
     gen_bad_v2(d);
     gen_bad_sequence(d);
+    gen_bad_stateful(d);
     gen_garbage(d);
     return 0;
 }
