@@ -1,11 +1,14 @@
-/* iwarp-decode: decode ONE direction of an iWARP TCP byte stream (MPA
- * Request/Reply, FPDUs with or without markers and CRC, DDP and RDMAP) and
- * give every frame the verdict a conformant receiver would reach.
+/* iwarp-decode: decode one direction of an iWARP TCP byte stream (MPA
+ * Request/Reply, FPDUs with or without markers and CRC, DDP and RDMAP), or
+ * every TCP stream of a pcap/pcapng capture, and give every frame the
+ * verdict a conformant receiver would reach.
  *
  * A thin adapter over libiwarp: framing, markers and CRC go through
- * iw_deframer_*, DDP/RDMAP through iw_rdmap_decode. This file only reads
- * input (binary, or hex dumps via iwd_hex) and drives the output
- * (iwd_print). Manual: docs/iwarp-decode.md. */
+ * iw_deframer_*, DDP/RDMAP through iw_rdmap_decode (both via iwd_dec). This
+ * file only reads options and input (binary, hex dumps via iwd_hex, or
+ * captures via iwd_capture) and drives the output (iwd_print). Manual:
+ * docs/iwarp-decode.md. */
+#define _GNU_SOURCE /* fopencookie: a capture on a pipe, after its magic was read */
 #include <iwarp/iwarp.h>
 
 #include <errno.h>
@@ -15,7 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "iwd_capture.h"
+#include "iwd_dec.h"
 #include "iwd_hex.h"
+#include "iwd_pcap.h"
 #include "iwd_print.h"
 
 #define PROG "iwarp-decode"
@@ -36,23 +42,35 @@ typedef struct opts {
     uint32_t stream_off;
     out_format format;
     bool payload;
+    bool pcap;       /* --pcap: the input is a capture file */
+    bool have_start; /* --start was given */
+    uint16_t ports[IWD_PORTS_MAX];
+    size_t nports;
     bool help, version;
 } opts;
 
 static const char usage_text[] =
     "Usage: " PROG " [OPTIONS] [FILE|-]\n"
-    "Decode one direction of an iWARP (MPA/DDP/RDMAP over TCP) byte stream.\n"
-    "FILE is binary unless --hex; without FILE, or with -, stdin is read.\n"
+    "Decode one direction of an iWARP (MPA/DDP/RDMAP over TCP) byte stream, or every\n"
+    "TCP stream of a pcap/pcapng capture. FILE is binary (one direction's octets) or\n"
+    "a capture (recognised by its magic number) unless --hex or --pcap; without FILE,\n"
+    "or with -, stdin is read.\n"
     "\n"
     "Input:\n"
     "  --hex                  FILE is a hex dump (plain hex, xxd, hexdump -C, od -A x -t x1z,\n"
     "                         Wireshark hex dump, tcpdump -X/-xx)\n"
+    "  --pcap                 FILE is a pcap or pcapng capture: every TCP stream is followed\n"
+    "                         in both directions and decoded (default when FILE starts with\n"
+    "                         a capture magic number)\n"
+    "  --port N               capture: decode the streams on TCP port N even without an MPA\n"
+    "                         startup or a recognisable FPDU (may be repeated)\n"
     "Framing (default: auto):\n"
     "  --start request|reply|any|fpdu\n"
     "                         request/reply: the stream opens with that MPA frame (a Request\n"
     "                         on the reply side is flagged Initiator/Initiator); any: either;\n"
     "                         fpdu: mid-stream, the first octet starts an FPDU (or its marker).\n"
-    "                         Auto: 'any' if the input starts with \"MPA ID R\", else 'fpdu'\n"
+    "                         Auto: 'any' if the input starts with \"MPA ID R\", else 'fpdu'.\n"
+    "                         Not with captures: each direction's start is found there\n"
     "  --markers, --no-markers\n"
     "                         force markers on/off (auto: a leading marker after the MPA\n"
     "                         frame; mid-stream: off)\n"
@@ -60,7 +78,9 @@ static const char usage_text[] =
     "                         else on iff the first FPDU's CRC verifies)\n"
     "  --stream-offset N      stream position of the first input octet on the marker grid\n"
     "                         (octets since the start of Full Operation, or a TCP sequence\n"
-    "                         difference), decimal or 0x hex, 0..4294967295; implies fpdu\n"
+    "                         difference), decimal or 0x hex, 0..4294967295; implies fpdu.\n"
+    "                         Capture: the position of each mid-stream direction's first\n"
+    "                         captured octet\n"
     "Output:\n"
     "  --json                 one JSON object per line per frame (default when stdout is\n"
     "                         not a terminal)\n"
@@ -69,7 +89,8 @@ static const char usage_text[] =
     "  --payload              include payload and private data octets as hex\n"
     "  --help, --version\n"
     "\n"
-    "Exit status: 0 every frame ok, 1 some verdict is not ok, 2 usage or input error.\n";
+    "Exit status: 0 every frame ok, 1 some verdict is not ok, 2 usage or input error\n"
+    "(including a capture that cannot be read to its end).\n";
 
 __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...) {
     va_list ap;
@@ -136,7 +157,8 @@ static int parse_opts(int argc, char **argv, opts *o) {
         name[nl] = '\0';
         if (eq)
             val = eq + 1;
-        bool takes_arg = strcmp(name, "--start") == 0 || strcmp(name, "--stream-offset") == 0;
+        bool takes_arg = strcmp(name, "--start") == 0 || strcmp(name, "--stream-offset") == 0 ||
+                         strcmp(name, "--port") == 0;
         if (takes_arg && !val) {
             if (i + 1 >= argc)
                 return usage_error("option '%s' needs an argument", name);
@@ -147,6 +169,15 @@ static int parse_opts(int argc, char **argv, opts *o) {
 
         if (strcmp(name, "--hex") == 0) {
             o->hex = true;
+        } else if (strcmp(name, "--pcap") == 0) {
+            o->pcap = true;
+        } else if (strcmp(name, "--port") == 0) {
+            uint32_t port;
+            if (!parse_u32(val, &port) || port > 65535)
+                return usage_error("--port takes a TCP port from 0 to 65535, not '%s'", val);
+            if (o->nports == IWD_PORTS_MAX)
+                return usage_error("at most %d --port options", IWD_PORTS_MAX);
+            o->ports[o->nports++] = (uint16_t)port;
         } else if (strcmp(name, "--json") == 0) {
             o->format = FMT_JSON;
         } else if (strcmp(name, "--text") == 0) {
@@ -167,6 +198,7 @@ static int parse_opts(int argc, char **argv, opts *o) {
             o->version = true;
         } else if (strcmp(name, "--start") == 0) {
             have_start = true;
+            o->have_start = true;
             if (strcmp(val, "request") == 0)
                 o->start = IW_DF_START_REQUEST;
             else if (strcmp(val, "reply") == 0)
@@ -187,6 +219,11 @@ static int parse_opts(int argc, char **argv, opts *o) {
             return usage_error("unknown option '%s'", a);
         }
     }
+    if (o->hex && o->pcap)
+        return usage_error("--hex and --pcap cannot be combined");
+    if (o->pcap && o->have_start)
+        return usage_error("--start does not apply to captures: each direction's start is "
+                           "found in the capture");
     if (o->have_stream_off) {
         /* A grid position only means something mid-stream. */
         if (have_start && o->start != IW_DF_START_FPDU)
@@ -197,127 +234,17 @@ static int parse_opts(int argc, char **argv, opts *o) {
     return 0;
 }
 
-/* ---- decoding ---- */
+/* ---- one stream ---- */
 
-typedef struct dec {
-    iw_deframer *df;
-    iw_df_cfg cfg;
-    bool auto_start;
-    bool started;
-    uint8_t pre[8]; /* octets held until the start can be chosen */
-    size_t npre;
-    uint64_t bytes;
-    bool dropped; /* an FPDU had a non-ok verdict: a receiver drops what follows */
-    bool any_bad;
-    bool internal_error;
-    iwd_counts counts;
-    iwd_out *out;
-    iw_rdmap_msg msg;
-} dec;
+static void emit_record(void *ctx, const iwd_rec *r) { iwd_out_record(ctx, r); }
 
-static void dec_frame(dec *d, const iw_frame *fr) {
-    iwd_rec rec = {fr, NULL, false, false, fr->verdict, d->dropped};
-    if (fr->type == IW_FRAME_FPDU) {
-        /* The deframer's verdict (CRC, markers) comes first; otherwise the
-         * ULPDU's. Decode it either way, for display. */
-        const iw_mpa_fpdu *f = &fr->fpdu;
-        iw_verdict mv;
-        iw_ssize rc = iw_rdmap_decode(&d->msg, f->ulpdu, f->ulpdu_len, &mv);
-        rec.msg = &d->msg;
-        rec.ddp_ok = f->ulpdu_len >= 1 && f->ulpdu_len >= iw_ddp_hdr_len(f->ulpdu[0]);
-        rec.msg_ok = rc >= 0;
-        if (rec.verdict.kind == IW_VERDICT_OK && rc < 0)
-            rec.verdict = mv;
-    }
-    iwd_out_record(d->out, &rec);
+static void dec_feed_cb(void *ctx, const uint8_t *p, size_t n) { iwd_dec_feed(ctx, p, n); }
 
-    iwd_counts *c = &d->counts;
-    if (fr->type == IW_FRAME_LOST)
-        c->lost++;
-    else if (fr->type == IW_FRAME_INCOMPLETE)
-        c->incomplete++;
-    else
-        c->frames++;
-    if (rec.verdict.kind == IW_VERDICT_TERM)
-        c->term++;
-    else if (rec.verdict.kind == IW_VERDICT_CLOSE)
-        c->close++;
-    else if (fr->type != IW_FRAME_LOST && fr->type != IW_FRAME_INCOMPLETE)
-        c->ok++;
-    if (rec.after_term)
-        c->after_term++;
-    if (fr->type == IW_FRAME_FPDU) {
-        c->fpdus++;
-        c->markers = fr->markers;
-        c->crc = fr->crc_on;
-    }
-    if (rec.verdict.kind != IW_VERDICT_OK)
-        d->any_bad = true;
-    /* RFC 5041 §7.1, RFC 5040 §5.4: after the first error nothing more is
-     * placed or delivered on this stream. */
-    if (fr->type == IW_FRAME_FPDU && rec.verdict.kind != IW_VERDICT_OK)
-        d->dropped = true;
-}
-
-static void dec_run(dec *d, const uint8_t *p, size_t n) {
-    while (n && !d->internal_error) {
-        iw_frame fr;
-        iw_ssize r = iw_deframer_feed(d->df, p, n, &fr);
-        if (r < 0 || (size_t)r > n || (r == 0 && fr.type == IW_FRAME_NONE)) {
-            d->internal_error = true; /* breaks the deframer's contract */
-            return;
-        }
-        if (fr.type != IW_FRAME_NONE)
-            dec_frame(d, &fr);
-        p += r;
-        n -= (size_t)r;
-    }
-}
-
-static void dec_start(dec *d) {
-    if (d->auto_start) {
-        /* RFC 5044 §7.1.1: both keys begin "MPA ID R". A shorter input is
-         * judged on the octets it has. */
-        static const char key_prefix[] = "MPA ID R";
-        bool rr = d->npre > 0 && memcmp(d->pre, key_prefix, d->npre) == 0;
-        d->cfg.start = rr ? IW_DF_START_RR : IW_DF_START_FPDU;
-    }
-    iw_deframer_init(d->df, &d->cfg);
-    d->started = true;
-    dec_run(d, d->pre, d->npre);
-}
-
-static void dec_feed(void *ctx, const uint8_t *p, size_t n) {
-    dec *d = ctx;
-    d->bytes += n;
-    if (!d->started) {
-        size_t take = sizeof d->pre - d->npre;
-        if (take > n)
-            take = n;
-        memcpy(d->pre + d->npre, p, take);
-        d->npre += take;
-        p += take;
-        n -= take;
-        if (d->npre < sizeof d->pre)
-            return;
-        dec_start(d);
-    }
-    dec_run(d, p, n);
-}
-
-static void dec_finish(dec *d) {
-    if (!d->started)
-        dec_start(d);
-    iw_frame fr;
-    while (!d->internal_error && iw_deframer_finish(d->df, &fr))
-        dec_frame(d, &fr);
-}
-
-/* ---- input ---- */
-
-/* Reads the whole input through the decoder. Returns 0 or EXIT_USAGE after
- * printing why. */
-static int read_input(FILE *in, const char *name, bool hex, dec *d) {
+/* Reads the rest of the input through the decoder, after `first` (octets
+ * already read to look for a capture magic number). Returns 0 or
+ * EXIT_USAGE after printing why. */
+static int read_input(FILE *in, const char *name, bool hex, iwd_dec *d, const uint8_t *first,
+                      size_t nfirst) {
     char *buf = malloc(CHUNK);
     iwd_hex *hx = hex ? malloc(sizeof *hx) : NULL;
     int rc = 0;
@@ -327,8 +254,12 @@ static int read_input(FILE *in, const char *name, bool hex, dec *d) {
         goto out;
     }
     if (hx)
-        iwd_hex_init(hx, dec_feed, d);
+        iwd_hex_init(hx, dec_feed_cb, d);
+    if (nfirst)
+        iwd_dec_feed(d, first, nfirst);
     for (;;) {
+        if (d->internal_error)
+            break;
         size_t n = fread(buf, 1, CHUNK, in);
         if (n == 0)
             break;
@@ -339,10 +270,8 @@ static int read_input(FILE *in, const char *name, bool hex, dec *d) {
                 goto out;
             }
         } else {
-            dec_feed(d, (const uint8_t *)buf, n);
+            iwd_dec_feed(d, (const uint8_t *)buf, n);
         }
-        if (d->internal_error)
-            break;
     }
     if (ferror(in)) {
         fprintf(stderr, PROG ": %s: read error: %s\n", name, strerror(errno));
@@ -355,11 +284,98 @@ static int read_input(FILE *in, const char *name, bool hex, dec *d) {
         goto out;
     }
     if (!d->internal_error)
-        dec_finish(d);
+        iwd_dec_finish(d);
 out:
     free(hx);
     free(buf);
     return rc;
+}
+
+static int run_stream(const opts *o, FILE *in, const char *name, iwd_out *out, const uint8_t *first,
+                      size_t nfirst) {
+    iwd_dec *d = calloc(1, sizeof *d);
+    iw_df_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.start = o->start;
+    cfg.markers = o->markers;
+    cfg.crc = o->crc;
+    cfg.stream_pos = o->stream_off;
+    if (!d || iwd_dec_init(d, &cfg, o->start == 0, emit_record, out) != 0) {
+        fprintf(stderr, PROG ": out of memory\n");
+        free(d);
+        return EXIT_USAGE;
+    }
+    int rc = read_input(in, name, o->hex, d, first, nfirst);
+    if (d->internal_error) {
+        fprintf(stderr, PROG ": internal error: the deframer broke its contract\n");
+        rc = EXIT_USAGE;
+    }
+    if (rc == 0) {
+        iwd_out_summary(out, &d->counts, d->bytes);
+        rc = d->any_bad ? EXIT_VIOLATION : 0;
+    }
+    iwd_dec_free(d);
+    free(d);
+    return rc;
+}
+
+/* ---- captures ---- */
+
+#ifdef __GLIBC__
+/* A stream that gives back the octets already read, then the rest of in:
+ * libpcap must see the file from its first octet, and a pipe cannot seek. */
+typedef struct prefix_cookie {
+    FILE *in;
+    const uint8_t *pre;
+    size_t npre, at;
+} prefix_cookie;
+
+static ssize_t prefix_read(void *cookie, char *buf, size_t size) {
+    prefix_cookie *c = cookie;
+    if (c->at < c->npre) {
+        size_t n = c->npre - c->at < size ? c->npre - c->at : size;
+        memcpy(buf, c->pre + c->at, n);
+        c->at += n;
+        return (ssize_t)n;
+    }
+    size_t n = fread(buf, 1, size, c->in);
+    return n == 0 && ferror(c->in) ? -1 : (ssize_t)n;
+}
+
+static int prefix_close(void *cookie) {
+    (void)cookie;
+    return 0;
+}
+#endif
+
+static int run_capture(const opts *o, FILE *in, const char *name, iwd_out *out,
+                       const uint8_t *first, size_t nfirst) {
+    iwd_capture_opts co;
+    memset(&co, 0, sizeof co);
+    co.markers = o->markers;
+    co.crc = o->crc;
+    co.have_stream_off = o->have_stream_off;
+    co.stream_off = o->stream_off;
+    memcpy(co.ports, o->ports, sizeof co.ports);
+    co.nports = o->nports;
+    if (!nfirst || fseek(in, 0, SEEK_SET) == 0)
+        return iwd_capture_run(in, name, &co, out); /* closes in */
+#ifdef __GLIBC__
+    prefix_cookie ck = {in, first, nfirst, 0};
+    cookie_io_functions_t io = {prefix_read, NULL, NULL, prefix_close};
+    FILE *f = fopencookie(&ck, "rb", io);
+    if (!f) {
+        fprintf(stderr, PROG ": out of memory\n");
+        return EXIT_USAGE;
+    }
+    int rc = iwd_capture_run(f, name, &co, out);
+    fclose(in);
+    return rc;
+#else
+    (void)first;
+    fprintf(stderr, PROG ": %s: a capture must be given as a file, not a pipe\n", name);
+    return EXIT_USAGE;
+#endif
 }
 
 int main(int argc, char **argv) {
@@ -388,34 +404,44 @@ int main(int argc, char **argv) {
     bool json = o.format == FMT_JSON || (o.format == FMT_AUTO && !isatty(STDOUT_FILENO));
     iwd_out_init(&out, stdout, json, o.payload);
 
-    dec *d = calloc(1, sizeof *d);
-    iw_deframer *df = malloc(sizeof *df); /* large: holds a whole FPDU */
-    int rc = EXIT_USAGE;
-    if (!d || !df) {
-        fprintf(stderr, PROG ": out of memory\n");
-        goto out;
+    /* A capture is recognised by its first octets; a byte stream never
+     * starts with a capture magic number (none is an MPA key or an FPDU
+     * with DDP and RDMAP version 1). */
+    uint8_t *first = NULL;
+    size_t nfirst = 0;
+    bool capture = o.pcap;
+    int rc;
+    if (!o.hex && !o.pcap) {
+        first = malloc(CHUNK);
+        if (!first) {
+            fprintf(stderr, PROG ": out of memory\n");
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        nfirst = fread(first, 1, CHUNK, in);
+        if (ferror(in)) {
+            fprintf(stderr, PROG ": %s: read error: %s\n", name, strerror(errno));
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        capture = iwd_is_capture_magic(first, nfirst);
     }
-    d->df = df;
-    d->out = &out;
-    d->auto_start = o.start == 0;
-    d->cfg.start = o.start;
-    d->cfg.markers = o.markers;
-    d->cfg.crc = o.crc;
-    d->cfg.stream_pos = o.stream_off;
-
-    rc = read_input(in, name, o.hex, d);
-    if (d->internal_error) {
-        fprintf(stderr, PROG ": internal error: the deframer broke its contract\n");
+    if (capture && o.have_start) {
+        usage_error("--start does not apply to captures: each direction's start is found in "
+                    "the capture");
         rc = EXIT_USAGE;
-    }
-    if (rc == 0) {
-        iwd_out_summary(&out, &d->counts, d->bytes);
-        rc = d->any_bad ? EXIT_VIOLATION : 0;
+    } else if (!capture && o.nports) {
+        usage_error("--port applies to captures only, and %s is not one", name);
+        rc = EXIT_USAGE;
+    } else if (capture) {
+        rc = run_capture(&o, in, name, &out, first, nfirst);
+        in = NULL; /* closed by libpcap */
+    } else {
+        rc = run_stream(&o, in, name, &out, first, nfirst);
     }
 out:
-    free(df);
-    free(d);
-    if (!use_stdin)
+    free(first);
+    if (in && !use_stdin)
         fclose(in);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, PROG ": error writing output\n");

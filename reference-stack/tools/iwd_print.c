@@ -245,6 +245,32 @@ static void json_fpdu(iwd_out *o, const iwd_rec *r) {
     }
 }
 
+/* Capture mode: where the record comes from. */
+static void json_tag(iw_jw *j, const iwd_tag *t) {
+    if (!t)
+        return;
+    iw_jw_uint(j, "stream", t->stream);
+    iw_jw_str(j, "src", t->src);
+    iw_jw_str(j, "dst", t->dst);
+    if (t->dir)
+        iw_jw_str(j, "dir", t->dir);
+    else
+        iw_jw_null(j, "dir");
+    if (t->frame) {
+        char ts[32];
+        iw_jw_uint(j, "frame", t->frame);
+        snprintf(ts, sizeof ts, "%" PRId64 ".%09" PRIu32, t->ts_sec, t->ts_nsec);
+        iw_jw_str(j, "ts", ts);
+    } else {
+        iw_jw_null(j, "frame");
+        iw_jw_null(j, "ts");
+    }
+    if (t->have_seq)
+        iw_jw_uint(j, "tcp_seq", t->tcp_seq);
+    else
+        iw_jw_null(j, "tcp_seq");
+}
+
 static void json_record(iwd_out *o, const iwd_rec *r) {
     iw_jw *j = &o->j;
     const iw_frame *fr = r->fr;
@@ -252,6 +278,7 @@ static void json_record(iwd_out *o, const iwd_rec *r) {
     uint64_t wire_len = fr->type == IW_FRAME_LOST ? fr->lost_len : fr->wire_len;
 
     iw_jw_obj_begin(j, NULL);
+    json_tag(j, r->tag);
     iw_jw_uint(j, "offset", fr->offset);
     iw_jw_uint(j, "wire_off", fr->wire_off);
     iw_jw_uint(j, "wire_len", wire_len);
@@ -294,6 +321,17 @@ static void json_record(iwd_out *o, const iwd_rec *r) {
 /* ---- text ---- */
 
 #define TEXT_INDENT "         "
+#define TAG_INDENT "               " /* the width of text_tag's columns */
+
+/* Capture mode: stream, direction and frame columns. */
+static void text_tag(FILE *f, const iwd_tag *t) {
+    if (!t)
+        return;
+    if (t->frame)
+        fprintf(f, "%3u %-3s %6" PRIu64 " ", t->stream, t->dir ? t->dir : "-", t->frame);
+    else
+        fprintf(f, "%3u %-3s %6s ", t->stream, t->dir ? t->dir : "-", "-");
+}
 
 static void text_hex(FILE *f, const uint8_t *p, size_t n) {
     for (size_t i = 0; i < n; i++)
@@ -437,6 +475,8 @@ static void text_fpdu(FILE *f, const iwd_rec *r) {
 static void text_record(iwd_out *o, const iwd_rec *r) {
     FILE *f = o->f;
     const iw_frame *fr = r->fr;
+    const char *ind = r->tag ? TAG_INDENT TEXT_INDENT : TEXT_INDENT;
+    text_tag(f, r->tag);
     fprintf(f, "%7" PRIu64 "  ", fr->offset);
     switch (fr->type) {
     case IW_FRAME_MPA_REQUEST:
@@ -467,17 +507,17 @@ static void text_record(iwd_out *o, const iwd_rec *r) {
     uint32_t notes = rec_notes(r);
     for (int n = 0; n < IW_NOTE_COUNT_; n++)
         if (notes & (1u << n))
-            fprintf(f, TEXT_INDENT "note %s: %s (%s)\n", iw_note_id((iw_note)n),
-                    iw_note_str((iw_note)n), iw_note_rfc((iw_note)n));
+            fprintf(f, "%snote %s: %s (%s)\n", ind, iw_note_id((iw_note)n), iw_note_str((iw_note)n),
+                    iw_note_rfc((iw_note)n));
     if (!o->payload)
         return;
     if ((fr->type == IW_FRAME_MPA_REQUEST || fr->type == IW_FRAME_MPA_REPLY) && fr->rr.ulp_pd &&
         fr->rr.ulp_pd_len) {
-        fputs(TEXT_INDENT "private data: ", f);
+        fprintf(f, "%sprivate data: ", ind);
         text_hex(f, fr->rr.ulp_pd, fr->rr.ulp_pd_len);
         fputc('\n', f);
     } else if (fr->type == IW_FRAME_FPDU && r->msg_ok && r->msg->payload_len) {
-        fputs(TEXT_INDENT "payload: ", f);
+        fprintf(f, "%spayload: ", ind);
         text_hex(f, r->msg->payload, r->msg->payload_len);
         fputc('\n', f);
     }
@@ -501,4 +541,113 @@ void iwd_out_summary(iwd_out *o, const iwd_counts *c, uint64_t bytes) {
     if (c->fpdus)
         fprintf(o->f, "-- FPDUs decoded with markers %s, CRC %s\n", c->markers ? "on" : "off",
                 c->crc ? "on" : "off");
+}
+
+/* ---- capture-mode records ---- */
+
+static const char *ev_type(iwd_ev_type t) {
+    switch (t) {
+    case IWD_EV_TCP_GAP:
+        return "tcp_gap";
+    case IWD_EV_TCP_CONFLICT:
+        return "tcp_overlap_conflict";
+    case IWD_EV_TCP_OOO:
+        return "tcp_out_of_order";
+    case IWD_EV_UNSYNCED:
+        return "unsynced";
+    case IWD_EV_NOT_IWARP:
+        return "not_iwarp";
+    default:
+        return "none";
+    }
+}
+
+static void json_event(iwd_out *o, const iwd_tag *tag, const iwd_event *e) {
+    iw_jw *j = &o->j;
+    iw_jw_obj_begin(j, NULL);
+    json_tag(j, tag);
+    iw_jw_uint(j, "offset", e->offset);
+    iw_jw_uint(j, "wire_off", e->offset);
+    iw_jw_uint(j, "wire_len", e->len);
+    iw_jw_str(j, "type", ev_type(e->type));
+    iw_jw_null(j, "ulpdu_len");
+    iw_jw_null(j, "crc_ok");
+    iw_jw_str(j, "verdict", "ok");
+    switch (e->type) {
+    case IWD_EV_TCP_GAP:
+        iw_jw_uint(j, "len", e->len);
+        iw_jw_uint(j, "held", e->held);
+        iw_jw_str(j, "cause", e->cause);
+        iw_jw_str(j, "reason", e->reason);
+        break;
+    case IWD_EV_TCP_CONFLICT:
+        iw_jw_uint(j, "len", e->len);
+        iw_jw_uint(j, "differ", e->differ);
+        break;
+    case IWD_EV_TCP_OOO:
+        iw_jw_uint(j, "len", e->len);
+        iw_jw_uint(j, "expected", e->expected);
+        break;
+    case IWD_EV_UNSYNCED:
+        iw_jw_uint(j, "len", e->len);
+        iw_jw_str(j, "reason", e->reason);
+        break;
+    case IWD_EV_NOT_IWARP:
+        iw_jw_uint(j, "segments", e->segments);
+        iw_jw_uint(j, "octets", e->len);
+        iw_jw_str(j, "reason", e->reason);
+        break;
+    }
+    iw_jw_obj_end(j);
+    iw_jw_newline(j);
+}
+
+static void text_event(iwd_out *o, const iwd_tag *tag, const iwd_event *e) {
+    FILE *f = o->f;
+    text_tag(f, tag);
+    if (e->type == IWD_EV_NOT_IWARP)
+        fprintf(f, "%7s  ", "-");
+    else
+        fprintf(f, "%7" PRIu64 "  ", e->offset);
+    switch (e->type) {
+    case IWD_EV_TCP_GAP:
+        fprintf(f,
+                "TCP GAP  %" PRIu64 " octets missing: %s; %" PRIu64 " octets after it not decoded",
+                e->len, e->reason, e->held);
+        break;
+    case IWD_EV_TCP_CONFLICT:
+        fprintf(f,
+                "TCP OVERLAP CONFLICT  %" PRIu64 " of %" PRIu64
+                " octets differ from the copy received first (kept)",
+                e->differ, e->len);
+        break;
+    case IWD_EV_TCP_OOO:
+        fprintf(f,
+                "TCP OUT OF ORDER  %" PRIu64 " octets arrived while offset %" PRIu64
+                " was missing: held",
+                e->len, e->expected);
+        break;
+    case IWD_EV_UNSYNCED:
+        fprintf(f, "UNSYNCED  %" PRIu64 " octets not decoded: %s", e->len, e->reason);
+        break;
+    case IWD_EV_NOT_IWARP:
+        fprintf(f, "NOT IWARP  %s -> %s, %" PRIu64 " segments, %" PRIu64 " octets: %s",
+                tag ? tag->src : "?", tag ? tag->dst : "?", e->segments, e->len, e->reason);
+        break;
+    }
+    fputc('\n', f);
+}
+
+void iwd_out_event(iwd_out *o, const iwd_tag *tag, const iwd_event *e) {
+    if (o->json)
+        json_event(o, tag, e);
+    else
+        text_event(o, tag, e);
+}
+
+void iwd_out_stream_header(iwd_out *o, unsigned stream, const char *dir0, const char *src0,
+                           const char *dst0, const char *dir1) {
+    if (o->json)
+        return;
+    fprintf(o->f, "== stream %u: %s %s -> %s, %s the other way\n", stream, dir0, src0, dst0, dir1);
 }

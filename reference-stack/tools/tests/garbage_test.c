@@ -3,9 +3,12 @@
  * hex-dump-looking text go through the real binary with a spread of
  * options; each run must end with a normal exit (0/1, or 2 for malformed hex
  * text), a silent stderr (no sanitizer report) and, in JSON mode, one valid
- * JSON object per line.
+ * JSON object per line. Captures (after --captures) are truncated, have
+ * octets flipped anywhere (file header, record headers, packets) and
+ * records spliced; they may also end in exit status 2 (a damaged file) and
+ * explain themselves on stderr, but never with a sanitizer report.
  *
- *   garbage_test TOOL WORKDIR [SAMPLE.bin ...] */
+ *   garbage_test TOOL WORKDIR [SAMPLE.bin ...] [--captures CAPTURE ...] */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -195,11 +198,12 @@ static void spit(const char *path, const void *p, size_t n) {
 typedef struct {
     const char *tool, *work;
     unsigned runs, failures;
+    unsigned status[3]; /* runs that ended with exit status 0, 1, 2 */
 } ctx;
 
 /* Run tool with argv (NULL-terminated, input path last). Returns the exit
  * status, or -1 after reporting how it failed. */
-static int run(ctx *c, char *const argv[], bool hex, const char *what) {
+static int run(ctx *c, char *const argv[], bool hex, bool capture, const char *what) {
     char outp[1024], errp[1024];
     snprintf(outp, sizeof outp, "%s/garbage.out", c->work);
     snprintf(errp, sizeof errp, "%s/garbage.err", c->work);
@@ -239,9 +243,10 @@ static int run(ctx *c, char *const argv[], bool hex, const char *what) {
     } else if (!WIFEXITED(st) || WEXITSTATUS(st) > (hex ? 2 : 1)) {
         fprintf(stderr, "  %s: exit status %d\n%s", what, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
                 err);
-    } else if (WEXITSTATUS(st) != 2 && elen != 0) {
+    } else if (WEXITSTATUS(st) != 2 && elen != 0 && !capture) {
         fprintf(stderr, "  %s: unexpected stderr:\n%s", what, err);
-    } else if (WEXITSTATUS(st) == 2 && (strstr(err, "Sanitizer") || strstr(err, "runtime error"))) {
+    } else if ((WEXITSTATUS(st) == 2 || capture) &&
+               (strstr(err, "Sanitizer") || strstr(err, "runtime error"))) {
         fprintf(stderr, "  %s: sanitizer report:\n%s", what, err);
     } else if (json && json_lines_valid(out, olen) < 0) {
         fprintf(stderr, "  %s: output is not one JSON object per line\n", what);
@@ -250,6 +255,8 @@ static int run(ctx *c, char *const argv[], bool hex, const char *what) {
     }
     if (rc < 0)
         c->failures++;
+    else
+        c->status[rc]++;
     free(out);
     free(err);
     return rc;
@@ -280,7 +287,128 @@ static void run_all(ctx *c, const char *path, uint64_t *seed, const char *what) 
         argv[n] = NULL;
         char label[256];
         snprintf(label, sizeof label, "%s (option set %zu)", what, s);
-        run(c, argv, false, label);
+        run(c, argv, false, false, label);
+    }
+}
+
+static uint32_t rd32le(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static void wr32le(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+/* Offsets of the record headers of a little-endian pcap (up to max). */
+static size_t pcap_records(const uint8_t *b, size_t n, size_t *at, size_t max) {
+    size_t k = 0;
+    if (n < 24 || rd32le(b) != 0xA1B2C3D4u)
+        return 0;
+    for (size_t o = 24; o + 16 <= n && k < max;) {
+        at[k++] = o;
+        o += 16 + rd32le(b + o + 8);
+    }
+    return k;
+}
+
+/* Captures: damaged files through the capture mode's option sets. */
+static void run_captures(ctx *c, char **files, int nfiles, uint64_t *seed) {
+    static const char *const sets[][5] = {
+        {NULL},
+        {"--text", "--payload", NULL},
+        {"--port", "4791", NULL},
+        {"--markers", "--no-crc", NULL},
+        {"--stream-offset", "", NULL},
+    };
+    static uint8_t b[1 << 17];
+    char path[1024];
+    snprintf(path, sizeof path, "%s/garbage.cap", c->work);
+    char off[16];
+    for (int i = 0; i < nfiles; i++) {
+        size_t n;
+        char *s = slurp(files[i], &n);
+        if (!s) {
+            fprintf(stderr, "cannot read %s\n", files[i]);
+            exit(2);
+        }
+        if (n > sizeof b)
+            n = sizeof b;
+        for (int m = 0; m < 24; m++) {
+            size_t len = n;
+            memcpy(b, s, len);
+            size_t rec[512];
+            size_t nrec = pcap_records(b, len, rec, 512);
+            switch (m % 6) {
+            case 0: /* cut anywhere, the file header included */
+                len = (size_t)(iw_test_rand(seed) % (len + 1));
+                break;
+            case 1: /* octets flipped anywhere */
+                for (unsigned f = 1 + (unsigned)(iw_test_rand(seed) % 8); f && len; f--)
+                    b[iw_test_rand(seed) % len] ^= (uint8_t)(1u << (iw_test_rand(seed) % 8));
+                break;
+            case 2: /* a record's lengths: caplen > len, huge, or short */
+                if (nrec) {
+                    size_t r = rec[iw_test_rand(seed) % nrec];
+                    uint32_t cl = rd32le(b + r + 8);
+                    switch (iw_test_rand(seed) % 3) {
+                    case 0:
+                        wr32le(b + r + 12, cl / 2);
+                        break;
+                    case 1:
+                        wr32le(b + r + 8, (uint32_t)iw_test_rand(seed));
+                        break;
+                    default:
+                        wr32le(b + r + 8, cl > 8 ? cl - 1 - (uint32_t)(iw_test_rand(seed) % 8) : 0);
+                    }
+                }
+                break;
+            case 3: /* a random run inside the packets */
+                if (len > 64) {
+                    size_t at = 24 + (size_t)(iw_test_rand(seed) % (len - 56));
+                    for (size_t k = 0; k < 32; k++)
+                        b[at + k] = (uint8_t)iw_test_rand(seed);
+                }
+                break;
+            case 4: /* one packet's octets flipped (headers, IP, TCP, payload) */
+                if (nrec) {
+                    size_t r = rec[iw_test_rand(seed) % nrec];
+                    uint32_t cl = rd32le(b + r + 8);
+                    for (unsigned f = 0; f < 3 && cl && r + 16 + cl <= len; f++)
+                        b[r + 16 + iw_test_rand(seed) % cl] ^= (uint8_t)iw_test_rand(seed);
+                }
+                break;
+            default: /* records spliced: a copy of one record in the middle of another */
+                if (nrec > 2) {
+                    size_t r = rec[iw_test_rand(seed) % nrec];
+                    size_t at = 24 + (size_t)(iw_test_rand(seed) % (len - 24));
+                    size_t k = 16 + rd32le((const uint8_t *)s + r + 8);
+                    if (r + k <= n && at + k <= sizeof b) {
+                        memmove(b + at + k, b + at,
+                                len - at < sizeof b - at - k ? len - at : sizeof b - at - k);
+                        memcpy(b + at, s + r, k);
+                        len = len + k <= sizeof b ? len + k : sizeof b;
+                    }
+                }
+                break;
+            }
+            spit(path, b, len);
+            snprintf(off, sizeof off, "%u", (unsigned)(iw_test_rand(seed) & 0xFFFFFFFFu));
+            for (size_t o = 0; o < sizeof sets / sizeof sets[0]; o++) {
+                char *argv[8];
+                int k = 0;
+                argv[k++] = (char *)c->tool;
+                for (int q = 0; sets[o][q]; q++)
+                    argv[k++] = (char *)(sets[o][q][0] ? sets[o][q] : off);
+                argv[k++] = path;
+                argv[k] = NULL;
+                char what[1200];
+                snprintf(what, sizeof what, "%s mutation %d (option set %zu)", files[i], m, o);
+                run(c, argv, true, true, what);
+            }
+        }
+        free(s);
     }
 }
 
@@ -289,14 +417,21 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: garbage_test TOOL WORKDIR [SAMPLE.bin ...]\n");
         return 2;
     }
-    ctx c = {argv[1], argv[2], 0, 0};
+    ctx c = {argv[1], argv[2], 0, 0, {0, 0, 0}};
     char path[1024];
     snprintf(path, sizeof path, "%s/garbage.in", c.work);
     uint64_t seed = 0x9E3779B97F4A7C15ull;
     static uint8_t buf[1 << 17];
+    int nsamples = argc;
+    for (int i = 3; i < argc; i++)
+        if (strcmp(argv[i], "--captures") == 0) {
+            nsamples = i;
+            run_captures(&c, argv + i + 1, argc - i - 1, &seed);
+            break;
+        }
 
     /* The samples themselves: valid JSON, exit 0/1. */
-    for (int i = 3; i < argc; i++) {
+    for (int i = 3; i < nsamples; i++) {
         size_t n;
         char *s = slurp(argv[i], &n);
         if (!s) {
@@ -304,7 +439,7 @@ int main(int argc, char **argv) {
             return 2;
         }
         char *const av[] = {(char *)c.tool, argv[i], NULL};
-        if (run(&c, av, false, argv[i]) < 0)
+        if (run(&c, av, false, false, argv[i]) < 0)
             fprintf(stderr, "  (unmodified sample)\n");
         /* Mutations: flip octets, truncate, splice in random runs. */
         for (int m = 0; m < 24; m++) {
@@ -362,9 +497,10 @@ int main(int argc, char **argv) {
         char *const av[] = {(char *)c.tool, "--hex", path, NULL};
         char what[64];
         snprintf(what, sizeof what, "random hex text %d", r);
-        run(&c, av, true, what);
+        run(&c, av, true, false, what);
     }
 
-    printf("garbage_test: %u runs, %u failures\n", c.runs, c.failures);
+    printf("garbage_test: %u runs (exit 0: %u, 1: %u, 2: %u), %u failures\n", c.runs, c.status[0],
+           c.status[1], c.status[2], c.failures);
     return c.failures ? 1 : 0;
 }

@@ -4,6 +4,7 @@
 #   -DTOOL=path           the iwarp-decode binary
 #   -DARGS=a|b|c          its arguments, '|'-separated
 #   -DSTDIN=file          optional: feed this file on stdin
+#   -DPIPE=file           optional: feed this file on stdin through a pipe
 #   -DEXPECT_RC=n         expected exit status
 #   -DGOLDEN=file         optional: stdout must equal this file exactly
 #   -DSTDOUT_REGEX=re     optional: stdout must match
@@ -17,6 +18,10 @@ string(REPLACE "|" ";" args "${ARGS}")
 if(DEFINED STDIN)
   execute_process(COMMAND ${TOOL} ${args} INPUT_FILE ${STDIN}
                   OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+elseif(DEFINED PIPE)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E cat ${PIPE} COMMAND ${TOOL} ${args}
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULTS_VARIABLE rcs)
+  list(GET rcs 1 rc)
 else()
   execute_process(COMMAND ${TOOL} ${args}
                   OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)

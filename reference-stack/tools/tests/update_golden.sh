@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Regenerates the golden outputs in golden/ with a built iwarp-decode.
-# Review every diff against the RFCs before committing: the goldens are the
-# contract the ctest cases hold the tool to.
+# Regenerates the golden outputs in golden/ (and pcaps/expected-decode/) with
+# a built iwarp-decode; gen_pcaps from the same build directory writes the
+# synthetic captures. Review every diff against the RFCs before committing:
+# the goldens are the contract the ctest cases hold the tool to.
 #   tools/tests/update_golden.sh path/to/iwarp-decode
 set -euo pipefail
-tool=${1:?usage: update_golden.sh path/to/iwarp-decode}
+tool=$(realpath "${1:?usage: update_golden.sh path/to/iwarp-decode}")
+gen=$(dirname "$tool")/gen_pcaps
 cd "$(dirname "$0")"
 s=../samples g=golden i=inputs
 run() { local out=$1; shift; "$tool" "$@" > "$g/$out" || [ $? -eq 1 ]; }
@@ -20,4 +22,33 @@ run initiator-initiator.jsonl --json --start reply --hex $s/mpa-v2-markers-crc.h
 run bad-key.jsonl --json --start any --hex $i/bad-key.hex
 run request-only.jsonl --json --hex $i/request-only.hex
 run truncated.jsonl --json --hex $i/truncated.hex
-git diff --stat -- "$g" 2>/dev/null || true
+
+# Captures in pcaps/.
+p=../../../pcaps x=../../../pcaps/expected-decode
+mkdir -p $x
+for f in $p/*.pcap; do
+  n=$(basename "$f" .pcap)
+  "$tool" --json "$f" > "$x/$n.jsonl" || [ $? -eq 1 ]
+done
+"$tool" --text $p/uiwarp_8cdd2a5.pcap > $x/uiwarp_8cdd2a5.txt || [ $? -eq 1 ]
+"$tool" --text $p/v1-crc-all-opcodes.pcap > $x/v1-crc-all-opcodes.txt
+"$tool" --json --no-crc $p/v1-crc-all-opcodes.pcap > $x/v1-crc-all-opcodes.nocrc.jsonl
+
+# Synthetic captures.
+w=$(mktemp -d)
+trap 'rm -rf "$w"' EXIT
+"$gen" "$w"
+gp=$g/pcap
+mkdir -p $gp
+"$tool" --json $w/link4-eth.pcap > $gp/link4.jsonl
+"$tool" --json $w/link6-eth.pcap > $gp/link6.jsonl
+for n in tcp-reorder tcp-retrans tcp-gap tcp-conflict midstream-nocrc not-iwarp snaplen port-reuse \
+         nosyn; do
+  "$tool" --json $w/$n.pcap > $gp/$n.jsonl || [ $? -eq 1 ]
+done
+"$tool" --text $w/tcp-gap.pcap > $gp/tcp-gap.txt
+"$tool" --text $w/not-iwarp.pcap > $gp/not-iwarp.txt
+"$tool" --json --port 5000 $w/not-iwarp.pcap > $gp/not-iwarp.port5000.jsonl || [ $? -eq 1 ]
+"$tool" --json $w/malformed.pcap > $gp/malformed.jsonl 2>/dev/null
+"$tool" --json $w/truncated.pcap > $gp/truncated.jsonl 2>/dev/null || [ $? -eq 2 ]
+git diff --stat -- "$g" $x 2>/dev/null || true

@@ -1,0 +1,251 @@
+/* Mid-stream FPDU boundary detection: see iwd_sync.h. */
+#include "iwd_sync.h"
+
+#include <string.h>
+
+#define CHAIN_MAX 8      /* FPDUs followed per reading */
+#define CHAIN_SPAN 2048  /* ... or octets */
+#define WEAK_MIN 4       /* FPDUs in a row for a reading without CRC */
+#define WEAK_EXACT_MIN 2 /* ... or this many, ending exactly at the end of the data */
+#define GRID IW_MPA_MARKER_INTERVAL
+
+typedef enum { CH_BROKEN = 0, CH_SHORT, CH_LIMIT } ch_end;
+
+typedef struct chain {
+    unsigned n;     /* FPDUs in a row that pass */
+    size_t span;    /* their wire octets */
+    unsigned marks; /* markers inside them */
+    ch_end end;     /* why the chain stopped */
+    bool exact;     /* CH_SHORT exactly at the end of the data */
+} chain;
+
+typedef struct reading {
+    bool m;
+    uint32_t pos;
+    bool pending; /* the first FPDU's header is not all here yet */
+    bool dead;    /* the first FPDU cannot be DDP/RDMAP version 1 */
+    chain s, w;   /* strong (CRC) and weak (DDP/RDMAP sanity) chains */
+} reading;
+
+typedef enum { ST_FAIL = 0, ST_UNDECIDED, ST_DECISIVE, ST_MARKERLESS } st;
+
+/* The k-th octet from c that is not part of a marker, or -1 past len. */
+static int data_octet(const uint8_t *b, size_t len, size_t c, bool m, uint32_t pos, size_t k) {
+    size_t i = c;
+    uint32_t p = pos;
+    for (;;) {
+        if (m && (p & (GRID - 1)) == 0) {
+            i += IW_MPA_MARKER_LEN;
+            p += IW_MPA_MARKER_LEN;
+        }
+        if (i >= len)
+            return -1;
+        if (k == 0)
+            return b[i];
+        k--;
+        i++;
+        p++;
+    }
+}
+
+static void walk(const uint8_t *b, size_t len, size_t c, reading *r, uint8_t *scratch) {
+    bool s_alive = true, w_alive = true;
+    size_t x = c;
+    uint32_t px = r->pos;
+    unsigned flags = (r->m ? IW_MPA_MARKERS : 0) | IW_MPA_CRC;
+    memset(&r->s, 0, sizeof r->s);
+    memset(&r->w, 0, sizeof r->w);
+    for (unsigned k = 0; s_alive || w_alive; k++) {
+        if (k >= CHAIN_MAX || x - c >= CHAIN_SPAN) {
+            if (s_alive)
+                r->s.end = CH_LIMIT;
+            if (w_alive)
+                r->w.end = CH_LIMIT;
+            return;
+        }
+        size_t total = iw_mpa_fpdu_len(b + x, len - x, px, r->m);
+        if (total == 0 || total > len - x) {
+            if (s_alive) {
+                r->s.end = CH_SHORT;
+                r->s.exact = x == len;
+            }
+            if (w_alive) {
+                r->w.end = CH_SHORT;
+                r->w.exact = x == len;
+            }
+            return;
+        }
+        iw_mpa_fpdu f;
+        iw_verdict v;
+        iw_ssize rc =
+            iw_mpa_fpdu_decode(&f, b + x, total, px, flags, scratch, IWD_SYNC_SCRATCH, &v);
+        bool decoded = (rc >= 0 || rc == IW_ERR_PROTO) && f.ulpdu;
+        bool mk = !r->m || f.marker_ok;
+        bool ver1 = decoded && f.ulpdu_len >= 2 &&
+                    (f.ulpdu[0] & IW_DDP_CTRL_DV) == IW_DDP_VERSION &&
+                    (f.ulpdu[1] >> 6) == IW_RDMAP_VERSION;
+        bool strong = decoded && mk && ver1 && f.crc == IW_CRC_GOOD;
+        bool sane = false;
+        if (w_alive && decoded && mk && f.ulpdu_len > 0) {
+            iw_rdmap_msg msg;
+            iw_verdict mv;
+            sane = iw_rdmap_decode(&msg, f.ulpdu, f.ulpdu_len, &mv) >= 0;
+        }
+        if (s_alive) {
+            if (strong) {
+                r->s.n++;
+                r->s.span += total;
+                r->s.marks += f.n_markers;
+            } else {
+                r->s.end = CH_BROKEN;
+                s_alive = false;
+            }
+        }
+        if (w_alive) {
+            if (sane) {
+                r->w.n++;
+                r->w.span += total;
+                r->w.marks += f.n_markers;
+            } else {
+                r->w.end = CH_BROKEN;
+                w_alive = false;
+            }
+        }
+        x += total;
+        px += (uint32_t)total;
+    }
+}
+
+static st judge(const reading *r, const chain *ch, bool weak, bool final) {
+    if (r->dead)
+        return ST_FAIL;
+    if (r->pending)
+        return final ? ST_FAIL : ST_UNDECIDED;
+    bool more = ch->end == CH_SHORT && !final; /* the chain may still grow */
+    if (ch->n == 0)
+        return more ? ST_UNDECIDED : ST_FAIL;
+    bool enough = !weak || ch->n >= WEAK_MIN || (final && ch->exact && ch->n >= WEAK_EXACT_MIN);
+    if (r->m) {
+        if (ch->marks && enough)
+            return ST_DECISIVE;
+        if (more)
+            return ST_UNDECIDED;
+        /* No marker yet: only a chain that nothing contradicted. */
+        return enough && ch->end != CH_BROKEN ? ST_MARKERLESS : ST_FAIL;
+    }
+    if (enough && (ch->span >= GRID || !more))
+        return ST_DECISIVE;
+    return more ? ST_UNDECIDED : ST_FAIL;
+}
+
+/* One pass (strong or weak) over the readings. */
+static iwd_sync_status decide(const reading *r, int n, bool weak, bool final, int *pick) {
+    int best = -1, markerless = -1, off = -1;
+    bool undecided = false;
+    for (int i = 0; i < n; i++) {
+        const chain *ch = weak ? &r[i].w : &r[i].s;
+        st s = judge(&r[i], ch, weak, final);
+        if (s == ST_UNDECIDED)
+            undecided = true;
+        if (s == ST_DECISIVE && r[i].m) {
+            const chain *bc = best < 0 ? NULL : (weak ? &r[best].w : &r[best].s);
+            if (!bc || ch->n > bc->n)
+                best = i;
+        }
+        if (s == ST_DECISIVE && !r[i].m)
+            off = i;
+        if (s == ST_MARKERLESS && markerless < 0)
+            markerless = i;
+    }
+    if (best >= 0) {
+        *pick = best; /* a marker reading that holds: decisive */
+        return IWD_SYNC_FOUND;
+    }
+    if (undecided)
+        return IWD_SYNC_MORE;
+    if (off >= 0) {
+        *pick = off;
+        return IWD_SYNC_FOUND;
+    }
+    /* Markers forced on and no marker seen yet: any phase fits so far. */
+    if (markerless >= 0 && final) {
+        *pick = markerless;
+        return IWD_SYNC_FOUND;
+    }
+    return IWD_SYNC_NONE;
+}
+
+static iwd_sync_status probe_at(const uint8_t *b, size_t len, bool final, size_t c,
+                                const iwd_sync_cfg *cfg, uint8_t *scratch, iwd_sync_res *res) {
+    reading r[1 + GRID / 4];
+    int n = 0;
+    memset(r, 0, sizeof r);
+    if (cfg->markers != IW_DF_ON) {
+        r[n].m = false;
+        r[n++].pos = cfg->have_pos ? cfg->pos0 + (uint32_t)c : 0;
+    }
+    if (cfg->markers != IW_DF_OFF) {
+        if (cfg->have_pos) {
+            uint32_t p = cfg->pos0 + (uint32_t)c;
+            if ((p & 3) == 0) {
+                r[n].m = true;
+                r[n++].pos = p;
+            }
+        } else {
+            for (uint32_t p = 0; p < GRID; p += 4) {
+                r[n].m = true;
+                r[n++].pos = p;
+            }
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        /* Cheap filter: DDP Control and RDMAP Control follow ULPDU_Length
+         * and must carry version 1 in any FPDU we synchronise on. */
+        int ddp = data_octet(b, len, c, r[i].m, r[i].pos, 2);
+        int rdmap = data_octet(b, len, c, r[i].m, r[i].pos, 3);
+        if (ddp < 0 || rdmap < 0) {
+            r[i].pending = true;
+            continue;
+        }
+        if ((ddp & IW_DDP_CTRL_DV) != IW_DDP_VERSION || (rdmap >> 6) != IW_RDMAP_VERSION) {
+            r[i].dead = true;
+            continue;
+        }
+        walk(b, len, c, &r[i], scratch);
+    }
+    int pick = -1;
+    bool weak = false;
+    iwd_sync_status s = decide(r, n, false, final, &pick);
+    if (s == IWD_SYNC_NONE && cfg->crc != IW_DF_ON) {
+        weak = true;
+        s = decide(r, n, true, final, &pick);
+    }
+    if (s == IWD_SYNC_FOUND) {
+        res->off = c;
+        res->markers = r[pick].m;
+        res->pos = r[pick].pos;
+        res->crc = !weak;
+        res->fpdus = weak ? r[pick].w.n : r[pick].s.n;
+    }
+    return s;
+}
+
+iwd_sync_status iwd_sync_probe(const uint8_t *buf, size_t len, bool final, const uint64_t *cands,
+                               size_t ncands, size_t *first, const iwd_sync_cfg *cfg,
+                               uint8_t *scratch, iwd_sync_res *res) {
+    memset(res, 0, sizeof *res);
+    for (size_t i = *first; i < ncands; i++) {
+        if (cands[i] >= len) {
+            if (final)
+                continue;
+            return IWD_SYNC_MORE;
+        }
+        iwd_sync_status s = probe_at(buf, len, final, (size_t)cands[i], cfg, scratch, res);
+        if (s != IWD_SYNC_NONE)
+            return s;
+        /* Rejected for good: dead readings stay dead with more octets. */
+        if (*first == i)
+            *first = i + 1;
+    }
+    return final ? IWD_SYNC_NONE : IWD_SYNC_MORE;
+}
