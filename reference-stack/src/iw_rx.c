@@ -408,6 +408,18 @@ static int rx_qn1_failed(iw_conn *c, const iw_place *p, const uint8_t *seg, cons
                                   rreq, true);
 }
 
+/* A response to a delivered QN 1 request, queued in arrival order
+ * (RFC 5040 §5.2.1 item 20, RFC 7306 §5). */
+static tx_msg *rx_push_resp(iw_conn *c, unsigned opcode) {
+    tx_msg *t = iw_ring_push(&c->resp, &c->mem);
+    if (t) {
+        t->m.opcode = (uint8_t)opcode;
+        t->m.rv = IW_RDMAP_VERSION;
+        t->m.ddp.dv = IW_DDP_VERSION;
+    }
+    return t;
+}
+
 static int rx_complete_read_req(iw_conn *c, const iw_rdmap_msg *m, const uint8_t *seg) {
     const iw_rdmap_read_req *rr = &m->u.read_req;
     /* RFC 5040 §5.2.1: validated once delivered; size 0 is not validated. */
@@ -415,12 +427,9 @@ static int rx_complete_read_req(iw_conn *c, const iw_rdmap_msg *m, const uint8_t
     if (!p.ok) /* RFC 5040 §7.1 rule 3: with the Read Request header */
         return rx_qn1_failed(c, &p, seg, seg + IW_DDP_UNTAGGED_HDR_LEN);
     c->qn1_msn++;
-    tx_msg *t = iw_ring_push(&c->resp, &c->mem);
+    tx_msg *t = rx_push_resp(c, IW_OP_READ_RESP);
     if (!t)
         return IW_ERR_NOMEM;
-    t->m.opcode = IW_OP_READ_RESP;
-    t->m.rv = IW_RDMAP_VERSION;
-    t->m.ddp.dv = IW_DDP_VERSION;
     t->m.ddp.tagged = true;
     t->m.ddp.stag = rr->sink_stag; /* copied without interpretation (§4.4) */
     t->m.ddp.to = rr->sink_to;
@@ -443,12 +452,9 @@ static int rx_complete_atomic_req(iw_conn *c, const iw_rdmap_msg *m, const uint8
         val = (orig & ~a->add_swap_mask) | (a->add_swap & a->add_swap_mask);
     memcpy(p.dst, &val, 8);
     c->qn1_msn++;
-    tx_msg *t = iw_ring_push(&c->resp, &c->mem);
+    tx_msg *t = rx_push_resp(c, IW_OP_ATOMIC_RESP);
     if (!t)
         return IW_ERR_NOMEM;
-    t->m.opcode = IW_OP_ATOMIC_RESP;
-    t->m.rv = IW_RDMAP_VERSION;
-    t->m.ddp.dv = IW_DDP_VERSION;
     t->m.ddp.last = true;
     t->m.ddp.qn = IW_QN_ATOMIC_RESP;
     t->m.ddp.msn = c->tx_msn_atomic_resp++;
