@@ -8,7 +8,6 @@
  * device's async event fd. One runner at a time; sessions one after
  * another; every malformed request gets {"ok":false,...}. Without any RDMA
  * device it still serves: hello says so and device ops fail cleanly. */
-#define _GNU_SOURCE /* accept4 */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,13 +21,13 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
 #include "iw_agent.h"
+#include "iw_agent_srv.h"
 #include "iw_json.h"
 #include "iw_jsonw.h"
 #include "va_map.h"
@@ -38,8 +37,6 @@
 #define VA_VERSION "0"
 #endif
 
-#define GUARD_LEN 64 /* octets of pattern before and after every region */
-#define GUARD_BYTE 0xA5
 #define CQ_DEPTH 8192
 #define SQ_DEPTH 512
 #define RQ_DEPTH 4096
@@ -110,15 +107,10 @@ typedef struct agent {
     region *regions;
     wr *wrs, *wrs_tail;
     uint64_t next_id, msn;
-    char **events;
-    size_t n_events, cap_events;
-    bool poll_pending;
-    uint64_t poll_deadline;
-    /* Agent protocol. */
-    int ep, lfd, client;
-    char *in;
-    size_t in_len;
-    bool in_discard, client_paused, client_eof;
+    /* Agent protocol: the runner, its requests, the events. */
+    iw_agent_srv srv;
+    int ep;
+    bool client_paused, client_eof;
     bool cc_in_ep, ech_in_ep, async_in_ep;
     char err[320]; /* text of the last failure */
 } agent;
@@ -127,12 +119,6 @@ static volatile sig_atomic_t stop_flag;
 static void on_signal(int sig) {
     (void)sig;
     stop_flag = 1;
-}
-
-static uint64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static void set_nonblock(int fd) {
@@ -160,57 +146,18 @@ static const char *fail(agent *a, const char *fmt, ...) {
     return a->err;
 }
 
-/* ---- JSON text in memory (as iwarp-target) ---- */
-
-typedef struct jbuf {
-    iw_jw j;
-    FILE *f;
-    char *buf;
-    size_t len;
-} jbuf;
-
-static bool jbuf_open(jbuf *b) {
-    b->buf = NULL;
-    b->len = 0;
-    b->f = open_memstream(&b->buf, &b->len);
-    if (!b->f)
-        return false;
-    iw_jw_init(&b->j, b->f);
-    return true;
-}
-
-static const char *jbuf_text(jbuf *b) {
-    fflush(b->f);
-    return b->buf ? b->buf : "";
-}
-
-static void jbuf_free(jbuf *b) {
-    fclose(b->f);
-    free(b->buf);
-}
-
 /* ---- events ---- */
 
-static void event_push(agent *a, jbuf *o) {
-    if (a->n_events == a->cap_events) {
-        size_t n = a->cap_events ? a->cap_events * 2 : 64;
-        char **e = realloc(a->events, n * sizeof *e);
-        if (!e)
-            return;
-        a->events = e;
-        a->cap_events = n;
-    }
-    char *e = strdup(jbuf_text(o));
-    if (e)
-        a->events[a->n_events++] = e;
+static void event_push(agent *a, iw_jbuf *o) {
+    iw_agent_srv_event_push(&a->srv, iw_jbuf_text(o));
     if (a->opt.verbose)
-        fprintf(stderr, "iwarp-agent: event %s\n", jbuf_text(o));
+        fprintf(stderr, "iwarp-agent: event %s\n", iw_jbuf_text(o));
 }
 
 /* {"type":"error","what":...,"raw":...} */
 static void event_error(agent *a, const char *what, const char *raw) {
-    jbuf b;
-    if (!jbuf_open(&b))
+    iw_jbuf b;
+    if (!iw_jbuf_open(&b))
         return;
     iw_jw_obj_begin(&b.j, NULL);
     iw_jw_str(&b.j, "type", "error");
@@ -219,12 +166,12 @@ static void event_error(agent *a, const char *what, const char *raw) {
         iw_jw_str(&b.j, "raw", raw);
     iw_jw_obj_end(&b.j);
     event_push(a, &b);
-    jbuf_free(&b);
+    iw_jbuf_free(&b);
 }
 
 static void event_closed(agent *a, const char *reason, const char *raw, int status) {
-    jbuf b;
-    if (!jbuf_open(&b))
+    iw_jbuf b;
+    if (!iw_jbuf_open(&b))
         return;
     iw_jw_obj_begin(&b.j, NULL);
     iw_jw_str(&b.j, "type", "closed");
@@ -239,13 +186,13 @@ static void event_closed(agent *a, const char *reason, const char *raw, int stat
         iw_jw_bool(&b.j, "after_error", true);
     iw_jw_obj_end(&b.j);
     event_push(a, &b);
-    jbuf_free(&b);
+    iw_jbuf_free(&b);
 }
 
 static void event_rejected(agent *a, const uint8_t *pd, size_t pd_len, const char *raw,
                            int status) {
-    jbuf b;
-    if (!jbuf_open(&b))
+    iw_jbuf b;
+    if (!iw_jbuf_open(&b))
         return;
     iw_jw_obj_begin(&b.j, NULL);
     iw_jw_str(&b.j, "type", "mpa_rejected");
@@ -257,12 +204,12 @@ static void event_rejected(agent *a, const uint8_t *pd, size_t pd_len, const cha
     }
     iw_jw_obj_end(&b.j);
     event_push(a, &b);
-    jbuf_free(&b);
+    iw_jbuf_free(&b);
 }
 
 static void event_connected(agent *a) {
-    jbuf b;
-    if (!jbuf_open(&b))
+    iw_jbuf b;
+    if (!iw_jbuf_open(&b))
         return;
     iw_jw *o = &b.j;
     iw_jw_obj_begin(o, NULL);
@@ -273,7 +220,7 @@ static void event_connected(agent *a) {
     iw_jw_str(o, "role", a->passive ? "responder" : "initiator");
     iw_jw_obj_end(o);
     event_push(a, &b);
-    jbuf_free(&b);
+    iw_jbuf_free(&b);
 }
 
 /* ---- work requests ---- */
@@ -349,8 +296,8 @@ static void event_from_wc(agent *a, const struct ibv_wc *wc) {
         return;
     }
     bool ok = wc->status == IBV_WC_SUCCESS;
-    jbuf b;
-    if (!jbuf_open(&b)) {
+    iw_jbuf b;
+    if (!iw_jbuf_open(&b)) {
         wr_free(w);
         return;
     }
@@ -392,7 +339,7 @@ static void event_from_wc(agent *a, const struct ibv_wc *wc) {
     }
     iw_jw_obj_end(o);
     event_push(a, &b);
-    jbuf_free(&b);
+    iw_jbuf_free(&b);
     if (!ok && wc->status != IBV_WC_WR_FLUSH_ERR) {
         /* Verbs shows no Terminate; a failed completion is the nearest
          * sign of one (docs/iwarp-agent.md). */
@@ -770,10 +717,7 @@ static void sess_teardown(agent *a) {
         rdma_destroy_event_channel(a->ech);
         a->ech = NULL;
     }
-    for (size_t i = 0; i < a->n_events; i++)
-        free(a->events[i]);
-    a->n_events = 0;
-    a->poll_pending = false;
+    iw_agent_srv_events_clear(&a->srv);
     a->cs = CS_NONE;
     a->passive = a->we_closed = a->saw_error = a->reject = false;
     memset(&a->cp, 0, sizeof a->cp);
@@ -827,82 +771,16 @@ static bool region_span(const region *g, uint64_t to, uint64_t len) {
     return to >= g->to && to - g->to <= g->len && len <= g->len - (to - g->to);
 }
 
-/* ---- responses ---- */
-
-static int client_write(agent *a, const char *s, size_t n) {
-    while (n) {
-        ssize_t w = send(a->client, s, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        s += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static void respond(agent *a, jbuf *o) {
-    const char *t = jbuf_text(o);
-    client_write(a, t, strlen(t));
-    client_write(a, "\n", 1);
-}
-
-static void respond_oom(agent *a) {
-    static const char oom[] = "{\"ok\":false,\"error\":\"out of memory\"}\n";
-    client_write(a, oom, sizeof oom - 1);
-}
-
-static void respond_error(agent *a, const char *msg) {
-    jbuf o;
-    if (!jbuf_open(&o)) {
-        respond_oom(a);
-        return;
-    }
-    iw_jw_obj_begin(&o.j, NULL);
-    iw_jw_bool(&o.j, "ok", false);
-    iw_jw_str(&o.j, "error", msg);
-    iw_jw_obj_end(&o.j);
-    respond(a, &o);
-    jbuf_free(&o);
-}
-
-static void respond_poll(agent *a) {
-    jbuf o;
-    if (!jbuf_open(&o)) {
-        respond_oom(a);
-        return;
-    }
-    iw_jw_obj_begin(&o.j, NULL);
-    iw_jw_bool(&o.j, "ok", true);
-    iw_jw_arr_begin(&o.j, "events");
-    for (size_t i = 0; i < a->n_events; i++) {
-        iw_jw_raw(&o.j, NULL, a->events[i]);
-        free(a->events[i]);
-    }
-    a->n_events = 0;
-    iw_jw_arr_end(&o.j);
-    iw_jw_obj_end(&o.j);
-    respond(a, &o);
-    jbuf_free(&o);
-    a->poll_pending = false;
-}
-
 /* ---- request handlers ---- */
 
 static void do_hello(agent *a, iw_jw *o) {
-    iw_jw_str(o, "impl", "iwarpkit iwarp-agent " VA_VERSION " (rdma-core verbs)");
-    iw_jw_uint(o, "version", IW_AGENT_VERSION);
-    iw_jw_obj_begin(o, "caps");
+    iw_agent_hello_begin(o, "iwarpkit iwarp-agent " VA_VERSION " (rdma-core verbs)");
     va_profile_caps_json(&a->prof, o);
     bool dev = a->ctx != NULL;
     iw_jw_bool(o, "atomics", dev && a->dattr.atomic_cap != IBV_ATOMIC_NONE);
     iw_jw_bool(o, "immediate", false); /* RFC 7306 Immediate Data: no verbs mapping */
     iw_jw_bool(o, "send_inv", dev && (a->dattr.device_cap_flags & IBV_DEVICE_MEM_MGT_EXTENSIONS));
-    iw_jw_arr_begin(o, "extensions");
-    iw_jw_str(o, NULL, "guard");
-    iw_jw_str(o, NULL, "reg_mr.pd");
-    iw_jw_str(o, NULL, "mpa.reject");
+    iw_agent_hello_extensions_begin(o);
     iw_jw_str(o, NULL, "mpa.verdict");
     iw_jw_str(o, NULL, "event.raw");
     iw_jw_arr_end(o);
@@ -943,23 +821,6 @@ static void do_hello(agent *a, iw_jw *o) {
     iw_jw_obj_end(o);
 }
 
-static int sockaddr_of(const char *host, uint16_t port, struct sockaddr_storage *ss) {
-    memset(ss, 0, sizeof *ss);
-    struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
-    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
-    if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
-        a4->sin_family = AF_INET;
-        a4->sin_port = htons(port);
-        return 0;
-    }
-    if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
-        a6->sin6_family = AF_INET6;
-        a6->sin6_port = htons(port);
-        return 0;
-    }
-    return -1;
-}
-
 static const char *do_connect(agent *a, const iw_agent_req *r, const char *host, iw_jw *o) {
     bool passive = r->op == IW_AGENT_LISTEN;
     if (a->lid || a->id || a->cs != CS_NONE)
@@ -967,7 +828,7 @@ static const char *do_connect(agent *a, const iw_agent_req *r, const char *host,
     if (!a->ech)
         return fail(a, "%s", a->ech_err[0] ? a->ech_err : "no RDMA CM event channel");
     struct sockaddr_storage ss;
-    if (sockaddr_of(host, r->port, &ss) < 0)
+    if (iw_agent_sockaddr(host, r->port, &ss) < 0)
         return passive ? "listen host must be a numeric address"
                        : "connect failed (host must be a numeric address)";
     va_verdict v;
@@ -1020,13 +881,11 @@ static const char *do_connect(agent *a, const iw_agent_req *r, const char *host,
 
 static const char *do_reg_mr(agent *a, const iw_agent_req *r, iw_jw *o) {
     region *g = calloc(1, sizeof *g);
-    if (!g || !(g->mem = malloc(r->len + 2 * GUARD_LEN))) {
+    if (!g || !(g->mem = iw_agent_guard_alloc(r->len, r->fill))) {
         free(g);
         return "out of memory";
     }
-    memset(g->mem, GUARD_BYTE, r->len + 2 * GUARD_LEN);
-    g->buf = g->mem + GUARD_LEN;
-    memset(g->buf, r->fill < 0 ? 0 : r->fill, r->len);
+    g->buf = g->mem + IW_AGENT_GUARD_LEN;
     g->len = r->len;
     g->to = (uint64_t)(uintptr_t)g->buf; /* VA-based Tagged Offsets */
     bool added = false;
@@ -1082,8 +941,8 @@ static const char *do_invalidate(agent *a, region *g) {
     w->posted = true;
     uint64_t id = w->id;
     int st = -1;
-    uint64_t end = now_ms() + INV_WAIT_MS;
-    while (st < 0 && now_ms() < end) {
+    uint64_t end = iw_agent_now_ms() + INV_WAIT_MS;
+    while (st < 0 && iw_agent_now_ms() < end) {
         cq_drain(a, id, &st);
         if (st >= 0)
             break;
@@ -1120,26 +979,8 @@ static const char *do_region_op(agent *a, const iw_agent_req *r, iw_jw *o) {
     }
     case IW_AGENT_INVALIDATE:
         return do_invalidate(a, g);
-    case IW_AGENT_READ_MR:
-        if (r->offset > g->len || r->len > g->len - r->offset)
-            return "offset/len outside the region";
-        iw_jw_hexbytes(o, "data_hex", g->buf + r->offset, r->len);
-        return NULL;
-    case IW_AGENT_WRITE_MR:
-        if (r->offset > g->len || r->data_len > g->len - r->offset)
-            return "offset/len outside the region";
-        memcpy(g->buf + r->offset, r->data, r->data_len);
-        return NULL;
-    case IW_AGENT_GUARD: {
-        bool intact = true;
-        for (size_t i = 0; i < GUARD_LEN; i++)
-            if (g->mem[i] != GUARD_BYTE || g->buf[g->len + i] != GUARD_BYTE)
-                intact = false;
-        iw_jw_bool(o, "intact", intact);
-        return NULL;
-    }
-    default:
-        return "internal error";
+    default: /* read_mr, write_mr, guard */
+        return iw_agent_region_io(r, g->mem, g->len, o);
     }
 }
 
@@ -1304,141 +1145,67 @@ static bool line_has(const char *line, size_t len, const char *key) {
     return has;
 }
 
-static void handle_line(agent *a, const char *line, size_t len) {
-    iw_agent_req r;
-    char err[200];
-    if (iw_agent_parse(&r, line, len, err, sizeof err) < 0) {
-        iw_agent_req_free(&r);
-        respond_error(a, err);
-        return;
-    }
-    if (a->opt.verbose)
-        fprintf(stderr, "iwarp-agent: %s\n", iw_agent_op_name(r.op));
-    bool devop = r.op != IW_AGENT_HELLO && r.op != IW_AGENT_RESET && r.op != IW_AGENT_POLL;
+/* One request for iw_agent_srv (poll is deferred there). */
+static const char *handle_req(void *ctx, iw_agent_req *r, const char *line, size_t len,
+                              iw_jw *o) {
+    agent *a = ctx;
+    bool devop = r->op != IW_AGENT_HELLO && r->op != IW_AGENT_RESET;
     if (devop && !a->pd) {
         if (a->opt.dev[0])
-            respond_error(a, fail(a, "no RDMA device (--dev %s not found)", a->opt.dev));
-        else
-            respond_error(a, "no RDMA device (no iWARP device found)");
-        iw_agent_req_free(&r);
-        return;
+            return fail(a, "no RDMA device (--dev %s not found)", a->opt.dev);
+        return "no RDMA device (no iWARP device found)";
     }
-    jbuf ob;
-    if (!jbuf_open(&ob)) {
-        iw_agent_req_free(&r);
-        respond_oom(a);
-        return;
-    }
-    iw_jw *o = &ob.j;
-    iw_jw_obj_begin(o, NULL);
-    iw_jw_bool(o, "ok", true);
-    const char *why = NULL;
-    switch (r.op) {
+    switch (r->op) {
     case IW_AGENT_HELLO:
         do_hello(a, o);
-        break;
+        return NULL;
     case IW_AGENT_RESET:
         sess_teardown(a);
-        if (sess_setup(a) < 0)
-            why = "cannot re-create the device resources";
-        break;
+        return sess_setup(a) < 0 ? "cannot re-create the device resources" : NULL;
     case IW_AGENT_LISTEN: {
-        const char *host = line_has(line, len, "host") ? r.host : a->opt.listen_host;
-        why = do_connect(a, &r, host, o);
-        break;
+        const char *host = line_has(line, len, "host") ? r->host : a->opt.listen_host;
+        return do_connect(a, r, host, o);
     }
     case IW_AGENT_CONNECT:
-        why = do_connect(a, &r, r.host, o);
-        break;
+        return do_connect(a, r, r->host, o);
     case IW_AGENT_REG_MR:
-        why = do_reg_mr(a, &r, o);
-        break;
+        return do_reg_mr(a, r, o);
     case IW_AGENT_DEREG_MR:
     case IW_AGENT_INVALIDATE:
     case IW_AGENT_READ_MR:
     case IW_AGENT_WRITE_MR:
     case IW_AGENT_GUARD:
-        why = do_region_op(a, &r, o);
-        break;
+        return do_region_op(a, r, o);
     case IW_AGENT_POST_RECV:
-        why = do_post_recv(a, &r);
-        break;
+        return do_post_recv(a, r);
     case IW_AGENT_POST_SEND:
-        why = do_post_send(a, &r, o);
-        break;
-    case IW_AGENT_POLL:
-        /* Answered when an event exists or the timeout passes; requests
-         * behind it wait, so responses stay in order. */
-        a->poll_pending = true;
-        a->poll_deadline = now_ms() + (uint64_t)r.timeout_ms;
-        jbuf_free(&ob);
-        iw_agent_req_free(&r);
-        return;
+        return do_post_send(a, r, o);
     case IW_AGENT_CLOSE:
         if (!a->id || (a->cs != CS_ESTABLISHED && a->cs != CS_CONNECTING))
-            why = "no connection";
-        else if (rdma_disconnect(a->id))
-            why = fail(a, "close failed: rdma_disconnect: %s", strerror(errno));
-        else
-            a->we_closed = true;
-        break;
+            return "no connection";
+        if (rdma_disconnect(a->id))
+            return fail(a, "close failed: rdma_disconnect: %s", strerror(errno));
+        a->we_closed = true;
+        return NULL;
     default:
-        why = "unsupported op";
-        break;
+        return "unsupported op";
     }
-    iw_jw_obj_end(o);
-    if (why)
-        respond_error(a, why);
-    else
-        respond(a, &ob);
-    jbuf_free(&ob);
-    iw_agent_req_free(&r);
 }
 
 /* ---- the runner's connection ---- */
 
-#define IN_CAP (IW_AGENT_LINE_MAX + 65536)
-
-/* Handle every complete line buffered, unless a poll is waiting. */
-static void process_input(agent *a) {
-    size_t start = 0;
-    while (!a->poll_pending && a->client >= 0) {
-        char *nl = memchr(a->in + start, '\n', a->in_len - start);
-        if (!nl)
-            break;
-        size_t n = (size_t)(nl - (a->in + start));
-        if (a->in_discard) {
-            respond_error(a, "request line too long");
-            a->in_discard = false;
-        } else if (n) {
-            handle_line(a, a->in + start, n);
-        }
-        start += n + 1;
-    }
-    memmove(a->in, a->in + start, a->in_len - start);
-    a->in_len -= start;
-    if (!a->poll_pending && !memchr(a->in, '\n', a->in_len) &&
-        (a->in_discard || a->in_len > IW_AGENT_LINE_MAX)) {
-        a->in_discard = true; /* drop the rest of an over-long line */
-        a->in_len = 0;
-    }
-}
-
 static void client_pause(agent *a, bool pause) {
-    if (a->client < 0 || a->client_eof || a->client_paused == pause)
+    if (a->srv.client < 0 || a->client_eof || a->client_paused == pause)
         return;
     a->client_paused = pause;
-    ep_mod(a, a->client, TAG_CLIENT, pause ? EPOLLRDHUP : EPOLLIN);
+    ep_mod(a, a->srv.client, TAG_CLIENT, pause ? EPOLLRDHUP : EPOLLIN);
 }
 
 static void session_end(agent *a) {
-    epoll_ctl(a->ep, EPOLL_CTL_DEL, a->client, NULL);
-    close(a->client);
-    a->client = -1;
+    epoll_ctl(a->ep, EPOLL_CTL_DEL, a->srv.client, NULL);
+    iw_agent_srv_drop_client(&a->srv);
     a->client_paused = false;
     a->client_eof = false;
-    a->in_len = 0;
-    a->in_discard = false;
     sess_teardown(a);
     if (sess_setup(a) < 0)
         fprintf(stderr, "iwarp-agent: cannot re-create the device resources\n");
@@ -1451,10 +1218,10 @@ static void session_end(agent *a) {
 static void client_eof(agent *a) {
     a->client_eof = true;
     for (;;) {
-        process_input(a);
-        if (!a->poll_pending)
+        iw_agent_srv_process(&a->srv);
+        if (!a->srv.poll_pending)
             break;
-        respond_poll(a);
+        iw_agent_srv_respond_poll(&a->srv);
     }
     session_end(a);
 }
@@ -1465,61 +1232,31 @@ static void client_readable(agent *a, uint32_t events) {
             client_eof(a);
         return;
     }
-    if (a->in_len >= IN_CAP) { /* cannot happen: process_input keeps it short */
-        a->in_len = 0;
-        a->in_discard = true;
-    }
-    ssize_t n = recv(a->client, a->in + a->in_len, IN_CAP - a->in_len, MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return;
-    if (n <= 0) {
+    if (iw_agent_srv_read(&a->srv) < 0) {
         client_eof(a);
         return;
     }
-    a->in_len += (size_t)n;
-    process_input(a);
-    if (a->poll_pending)
+    if (a->srv.poll_pending)
         client_pause(a, true);
 }
 
 static void client_accept(agent *a) {
-    int cfd = accept4(a->lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (iw_agent_srv_client_gone(&a->srv))
+        client_eof(a);
+    int cfd = iw_agent_srv_accept(&a->srv);
     if (cfd < 0)
         return;
-    if (a->client >= 0) {
-        static const char busy[] = "{\"ok\":false,\"error\":\"another runner is connected\"}\n";
-        (void)!send(cfd, busy, sizeof busy - 1, MSG_NOSIGNAL);
-        close(cfd);
-        return;
-    }
-    a->client = cfd;
-    a->in_len = 0;
-    a->in_discard = false;
     a->client_paused = false;
-    struct timeval tv = {5, 0}; /* a runner that stops reading is dropped */
-    setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     ep_add(a, cfd, TAG_CLIENT, EPOLLIN);
 }
 
 static int agent_listen(const va_opts *o) {
-    struct sockaddr_storage ss;
-    if (sockaddr_of(o->agent_host, o->agent_port, &ss) < 0) {
+    int fd = iw_agent_listen_fd(o->agent_host, o->agent_port);
+    if (fd == -2)
         fprintf(stderr, "iwarp-agent: '%s' is not a numeric IPv4/IPv6 address\n", o->agent_host);
-        return -2;
-    }
-    socklen_t sl = ss.ss_family == AF_INET ? sizeof(struct sockaddr_in)
-                                           : sizeof(struct sockaddr_in6);
-    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    if (fd >= 0)
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 4) < 0) {
+    else if (fd < 0)
         fprintf(stderr, "iwarp-agent: cannot listen on %s:%u: %s\n", o->agent_host, o->agent_port,
                 strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
     return fd;
 }
 
@@ -1540,10 +1277,12 @@ int main(int argc, char **argv) {
     default:
         break;
     }
-    a->client = -1;
-    a->lfd = agent_listen(&a->opt);
-    if (a->lfd < 0)
-        return a->lfd == -2 ? 2 : 1;
+    int srv_rc = iw_agent_srv_init(&a->srv, "iwarp-agent", handle_req, a);
+    a->srv.hold_behind_poll = true; /* responses stay in request order */
+    a->srv.verbose = a->opt.verbose;
+    a->srv.lfd = agent_listen(&a->opt);
+    if (a->srv.lfd < 0)
+        return a->srv.lfd == -2 ? 2 : 1;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -1551,12 +1290,11 @@ int main(int argc, char **argv) {
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     a->ep = epoll_create1(EPOLL_CLOEXEC);
-    a->in = malloc(IN_CAP);
-    if (a->ep < 0 || !a->in) {
+    if (a->ep < 0 || srv_rc < 0) {
         fprintf(stderr, "iwarp-agent: out of resources\n");
         return 1;
     }
-    ep_add(a, a->lfd, TAG_LISTEN, EPOLLIN);
+    ep_add(a, a->srv.lfd, TAG_LISTEN, EPOLLIN);
     va_profile_detect(&a->prof, NULL, 0, "/sys");
     if (sess_setup(a) < 0) {
         fprintf(stderr, "iwarp-agent: cannot create resources on %s\n", a->dev_name);
@@ -1569,13 +1307,7 @@ int main(int argc, char **argv) {
             a->opt.agent_port);
 
     while (!stop_flag) {
-        int timeout = TICK_MS;
-        if (a->poll_pending) {
-            uint64_t now = now_ms();
-            uint64_t left = a->poll_deadline > now ? a->poll_deadline - now : 0;
-            if (left < (uint64_t)timeout)
-                timeout = (int)left;
-        }
+        int timeout = iw_agent_srv_wait_ms(&a->srv, TICK_MS);
         struct epoll_event evs[8];
         int n = epoll_wait(a->ep, evs, 8, timeout);
         for (int i = 0; i < n && !stop_flag; i++) {
@@ -1584,7 +1316,7 @@ int main(int argc, char **argv) {
                 client_accept(a);
                 break;
             case TAG_CLIENT:
-                if (a->client >= 0)
+                if (a->srv.client >= 0)
                     client_readable(a, evs[i].events);
                 break;
             case TAG_CM:
@@ -1602,20 +1334,15 @@ int main(int argc, char **argv) {
         }
         /* Cheap, and covers a missed notification. */
         cq_drain(a, 0, NULL);
-        while (a->client >= 0 && a->poll_pending &&
-               (a->n_events || now_ms() >= a->poll_deadline)) {
-            respond_poll(a);
-            process_input(a); /* requests that queued behind the poll */
+        while (iw_agent_srv_poll_due(&a->srv)) {
+            iw_agent_srv_respond_poll(&a->srv);
+            iw_agent_srv_process(&a->srv); /* requests that queued behind the poll */
         }
-        if (a->client >= 0 && !a->poll_pending)
+        if (a->srv.client >= 0 && !a->srv.poll_pending)
             client_pause(a, false);
     }
-    if (a->client >= 0)
-        close(a->client);
     sess_teardown(a);
-    free(a->events);
-    free(a->in);
-    close(a->lfd);
+    iw_agent_srv_free(&a->srv); /* closes the runner and the listener */
     close(a->ep);
     return 0;
 }

@@ -3,31 +3,24 @@
  * sessions are served one after another for as long as the program runs.
  * Malformed requests get {"ok":false,...}; nothing received on the agent or
  * the RDMA socket can stop it. */
-#define _GNU_SOURCE /* accept4 */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <iwarp/iwarp.h>
 #include <iwarp/verbs.h>
 
 #include "iw_agent.h"
+#include "iw_agent_srv.h"
 #include "iw_json.h"
 #include "iw_jsonw.h"
 
-#define GUARD_LEN 64   /* octets of pattern before and after every region */
-#define GUARD_BYTE 0xA5
 #define CQ_DEPTH 4096
 
 typedef struct region {
@@ -56,56 +49,13 @@ typedef struct tgt {
     region *regions;
     rbuf *recvs, *sends;
     uint64_t next_id;
-    char **events;
-    size_t n_events, cap_events;
-    bool poll_pending;
-    uint64_t poll_deadline;
-    int client;
-    char *in;
-    size_t in_len;
-    bool in_discard; /* skipping an over-long line */
-    bool verbose;
+    iw_agent_srv srv; /* the runner, its requests, the events */
 } tgt;
 
 static volatile sig_atomic_t stop_flag;
 static void on_signal(int sig) {
     (void)sig;
     stop_flag = 1;
-}
-
-/* A JSON text built in memory with the shared writer. */
-typedef struct jbuf {
-    iw_jw j;
-    FILE *f;
-    char *buf;
-    size_t len;
-} jbuf;
-
-static bool jbuf_open(jbuf *b) {
-    b->buf = NULL;
-    b->len = 0;
-    b->f = open_memstream(&b->buf, &b->len);
-    if (!b->f)
-        return false;
-    iw_jw_init(&b->j, b->f);
-    return true;
-}
-
-/* The text so far (valid until the next write). */
-static const char *jbuf_text(jbuf *b) {
-    fflush(b->f);
-    return b->buf ? b->buf : "";
-}
-
-static void jbuf_free(jbuf *b) {
-    fclose(b->f);
-    free(b->buf);
-}
-
-static uint64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* ---- session state ---- */
@@ -144,10 +94,7 @@ static void tgt_teardown(tgt *t) {
     }
     rbuf_free_all(&t->recvs);
     rbuf_free_all(&t->sends);
-    for (size_t i = 0; i < t->n_events; i++)
-        free(t->events[i]);
-    t->n_events = 0;
-    t->poll_pending = false;
+    iw_agent_srv_events_clear(&t->srv);
 }
 
 static int tgt_setup(tgt *t) {
@@ -163,20 +110,6 @@ static region *region_find(tgt *t, uint32_t stag) {
         if (r->stag == stag)
             return r;
     return NULL;
-}
-
-static void event_push(tgt *t, jbuf *o) {
-    if (t->n_events == t->cap_events) {
-        size_t n = t->cap_events ? t->cap_events * 2 : 64;
-        char **e = realloc(t->events, n * sizeof *e);
-        if (!e)
-            return;
-        t->events = e;
-        t->cap_events = n;
-    }
-    char *e = strdup(jbuf_text(o));
-    if (e)
-        t->events[t->n_events++] = e;
 }
 
 static const char *status_name(iw_wc_status s) {
@@ -208,8 +141,8 @@ static void event_term(iw_jw *o, const char *type, const iw_term_info *ti) {
 /* One CQ entry as an agent event. */
 static void event_from_wc(tgt *t, const iw_wc *wc) {
     const iw_event *e = &wc->ev;
-    jbuf b;
-    if (!jbuf_open(&b))
+    iw_jbuf b;
+    if (!iw_jbuf_open(&b))
         return;
     iw_jw *o = &b.j;
     iw_jw_obj_begin(o, NULL);
@@ -309,8 +242,8 @@ static void event_from_wc(tgt *t, const iw_wc *wc) {
         break;
     }
     iw_jw_obj_end(o);
-    event_push(t, &b);
-    jbuf_free(&b);
+    iw_agent_srv_event_push(&t->srv, iw_jbuf_text(&b));
+    iw_jbuf_free(&b);
 }
 
 static void tgt_progress(tgt *t, int timeout_ms) {
@@ -324,64 +257,6 @@ static void tgt_progress(tgt *t, int timeout_ms) {
     while ((n = iw_cq_poll(t->cq, wc, 64)) > 0)
         for (int i = 0; i < n; i++)
             event_from_wc(t, &wc[i]);
-}
-
-/* ---- responses ---- */
-
-static int client_write(tgt *t, const char *s, size_t n) {
-    while (n) {
-        ssize_t w = send(t->client, s, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        s += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static void respond(tgt *t, jbuf *o) {
-    /* One send per line: no client waits on a delayed ACK between halves. */
-    fputc('\n', o->f);
-    const char *text = jbuf_text(o);
-    client_write(t, text, strlen(text));
-}
-
-static void respond_oom(tgt *t) {
-    static const char oom[] = "{\"ok\":false,\"error\":\"out of memory\"}\n";
-    client_write(t, oom, sizeof oom - 1);
-}
-
-static void respond_error(tgt *t, const char *msg) {
-    jbuf o;
-    if (!jbuf_open(&o))
-        return respond_oom(t);
-    iw_jw_obj_begin(&o.j, NULL);
-    iw_jw_bool(&o.j, "ok", false);
-    iw_jw_str(&o.j, "error", msg);
-    iw_jw_obj_end(&o.j);
-    respond(t, &o);
-    jbuf_free(&o);
-}
-
-static void respond_poll(tgt *t) {
-    jbuf o;
-    if (!jbuf_open(&o))
-        return respond_oom(t);
-    iw_jw_obj_begin(&o.j, NULL);
-    iw_jw_bool(&o.j, "ok", true);
-    iw_jw_arr_begin(&o.j, "events");
-    for (size_t i = 0; i < t->n_events; i++) {
-        iw_jw_raw(&o.j, NULL, t->events[i]);
-        free(t->events[i]);
-    }
-    t->n_events = 0;
-    iw_jw_arr_end(&o.j);
-    iw_jw_obj_end(&o.j);
-    respond(t, &o);
-    jbuf_free(&o);
-    t->poll_pending = false;
 }
 
 /* ---- request handlers ---- */
@@ -434,13 +309,11 @@ static const char *do_connect(tgt *t, const iw_agent_req *r, iw_jw *o) {
 
 static const char *do_reg_mr(tgt *t, const iw_agent_req *r, iw_jw *o) {
     region *g = calloc(1, sizeof *g);
-    if (!g || !(g->mem = malloc(r->len + 2 * GUARD_LEN))) {
+    if (!g || !(g->mem = iw_agent_guard_alloc(r->len, r->fill))) {
         free(g);
         return "out of memory";
     }
-    memset(g->mem, GUARD_BYTE, r->len + 2 * GUARD_LEN);
-    g->buf = g->mem + GUARD_LEN;
-    memset(g->buf, r->fill < 0 ? 0 : r->fill, r->len);
+    g->buf = g->mem + IW_AGENT_GUARD_LEN;
     g->len = r->len;
     g->to = (uint64_t)(uintptr_t)g->buf; /* VA-based Tagged Offsets, as verbs do */
     unsigned acc = 0;
@@ -487,26 +360,8 @@ static const char *do_region_op(tgt *t, const iw_agent_req *r, iw_jw *o) {
         return NULL;
     case IW_AGENT_INVALIDATE:
         return iw_mr_invalidate(iw_dev_rnic(t->dev), g->stag) < 0 ? "cannot invalidate" : NULL;
-    case IW_AGENT_READ_MR:
-        if (r->offset > g->len || r->len > g->len - r->offset)
-            return "offset/len outside the region";
-        iw_jw_hexbytes(o, "data_hex", g->buf + r->offset, r->len);
-        return NULL;
-    case IW_AGENT_WRITE_MR:
-        if (r->offset > g->len || r->data_len > g->len - r->offset)
-            return "offset/len outside the region";
-        memcpy(g->buf + r->offset, r->data, r->data_len);
-        return NULL;
-    case IW_AGENT_GUARD: {
-        bool intact = true;
-        for (size_t i = 0; i < GUARD_LEN; i++)
-            if (g->mem[i] != GUARD_BYTE || g->buf[g->len + i] != GUARD_BYTE)
-                intact = false;
-        iw_jw_bool(o, "intact", intact);
-        return NULL;
-    }
-    default:
-        return "internal error";
+    default: /* read_mr, write_mr, guard */
+        return iw_agent_region_io(r, g->mem, g->len, o);
     }
 }
 
@@ -591,30 +446,15 @@ static const char *do_post_send(tgt *t, iw_agent_req *r, iw_jw *o) {
     return NULL;
 }
 
-static void handle_line(tgt *t, const char *line, size_t len) {
-    iw_agent_req r;
-    char err[200];
-    if (iw_agent_parse(&r, line, len, err, sizeof err) < 0) {
-        iw_agent_req_free(&r);
-        respond_error(t, err);
-        return;
-    }
-    if (t->verbose)
-        fprintf(stderr, "iwarp-target: %s\n", iw_agent_op_name(r.op));
-    jbuf ob;
-    if (!jbuf_open(&ob)) {
-        iw_agent_req_free(&r);
-        return respond_oom(t);
-    }
-    iw_jw *o = &ob.j;
-    iw_jw_obj_begin(o, NULL);
-    iw_jw_bool(o, "ok", true);
-    const char *fail = NULL;
-    switch (r.op) {
+/* One request for iw_agent_srv (poll is deferred there). */
+static const char *handle_req(void *ctx, iw_agent_req *r, const char *line, size_t len,
+                              iw_jw *o) {
+    tgt *t = ctx;
+    (void)line;
+    (void)len;
+    switch (r->op) {
     case IW_AGENT_HELLO:
-        iw_jw_str(o, "impl", "iwarpkit iwarp-target " IW_VERSION_STR);
-        iw_jw_uint(o, "version", IW_AGENT_VERSION);
-        iw_jw_obj_begin(o, "caps");
+        iw_agent_hello_begin(o, "iwarpkit iwarp-target " IW_VERSION_STR);
         iw_jw_arr_begin(o, "mpa_rev");
         iw_jw_uint(o, NULL, 1);
         iw_jw_uint(o, NULL, 2);
@@ -624,94 +464,36 @@ static void handle_line(tgt *t, const char *line, size_t len) {
         iw_jw_bool(o, "atomics", true);
         iw_jw_bool(o, "immediate", true);
         iw_jw_bool(o, "send_inv", true);
-        iw_jw_arr_begin(o, "extensions");
-        iw_jw_str(o, NULL, "guard");
-        iw_jw_str(o, NULL, "reg_mr.pd");
-        iw_jw_str(o, NULL, "mpa.reject");
+        iw_agent_hello_extensions_begin(o);
         iw_jw_str(o, NULL, "mpa.timeout_ms");
         iw_jw_arr_end(o);
         iw_jw_obj_end(o);
-        break;
+        return NULL;
     case IW_AGENT_RESET:
         tgt_teardown(t);
-        if (tgt_setup(t) < 0)
-            fail = "cannot re-create the device";
-        break;
+        return tgt_setup(t) < 0 ? "cannot re-create the device" : NULL;
     case IW_AGENT_LISTEN:
     case IW_AGENT_CONNECT:
-        fail = do_connect(t, &r, o);
-        break;
+        return do_connect(t, r, o);
     case IW_AGENT_REG_MR:
-        fail = do_reg_mr(t, &r, o);
-        break;
+        return do_reg_mr(t, r, o);
     case IW_AGENT_DEREG_MR:
     case IW_AGENT_INVALIDATE:
     case IW_AGENT_READ_MR:
     case IW_AGENT_WRITE_MR:
     case IW_AGENT_GUARD:
-        fail = do_region_op(t, &r, o);
-        break;
+        return do_region_op(t, r, o);
     case IW_AGENT_POST_RECV:
-        fail = do_post_recv(t, &r);
-        break;
+        return do_post_recv(t, r);
     case IW_AGENT_POST_SEND:
-        fail = do_post_send(t, &r, o);
-        break;
-    case IW_AGENT_POLL:
-        /* Answered when an event exists or the timeout passes. */
-        t->poll_pending = true;
-        t->poll_deadline = now_ms() + (uint64_t)r.timeout_ms;
-        jbuf_free(&ob);
-        iw_agent_req_free(&r);
-        return;
+        return do_post_send(t, r, o);
     case IW_AGENT_CLOSE:
         if (!t->qp || !iw_qp_conn(t->qp))
-            fail = "no connection";
-        else if (iw_qp_close(t->qp) < 0)
-            fail = "close failed";
-        break;
+            return "no connection";
+        return iw_qp_close(t->qp) < 0 ? "close failed" : NULL;
     default:
-        fail = "unsupported op";
-        break;
+        return "unsupported op";
     }
-    iw_jw_obj_end(o);
-    if (fail)
-        respond_error(t, fail);
-    else
-        respond(t, &ob);
-    jbuf_free(&ob);
-    iw_agent_req_free(&r);
-}
-
-/* Split buffered client input into lines; over-long lines are refused. */
-static int client_input(tgt *t) {
-    char buf[65536];
-    ssize_t n = recv(t->client, buf, sizeof buf, 0);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return 0;
-    if (n <= 0)
-        return -1;
-    for (ssize_t i = 0; i < n; i++) {
-        if (buf[i] == '\n') {
-            if (t->in_discard)
-                respond_error(t, "request line too long");
-            else if (t->in_len)
-                handle_line(t, t->in, t->in_len);
-            t->in_len = 0;
-            t->in_discard = false;
-            if (t->client < 0)
-                return -1;
-            continue;
-        }
-        if (t->in_discard)
-            continue;
-        if (t->in_len >= IW_AGENT_LINE_MAX) {
-            t->in_discard = true;
-            continue;
-        }
-        t->in[t->in_len++] = buf[i];
-    }
-    return 0;
 }
 
 static int parse_hostport(const char *s, char *host, size_t hl, uint16_t *port) {
@@ -746,6 +528,21 @@ static void usage(FILE *f) {
                "                     bad-seg-len send-after-terminate place-before-check\n"
                "                     accept-bad-crc accept-mpa-bad-key accept-mpa-bad-rev\n"
                "                     ird-unbounded no-remote-invalidate ignore-access\n");
+}
+
+/* The runner left: back to the state after start (or stop with --once). */
+static int tgt_end_session(tgt *t, int ep, bool once) {
+    epoll_ctl(ep, EPOLL_CTL_DEL, t->srv.client, NULL);
+    iw_agent_srv_drop_client(&t->srv);
+    epoll_ctl(ep, EPOLL_CTL_DEL, iw_dev_fd(t->dev), NULL);
+    tgt_teardown(t);
+    if (once)
+        stop_flag = 1;
+    if (tgt_setup(t) < 0) {
+        stop_flag = 1;
+        return -1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -793,26 +590,12 @@ int main(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
-    struct sockaddr_storage ss = {0};
-    socklen_t sl;
-    struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
-    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
-    if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
-        a4->sin_family = AF_INET;
-        a4->sin_port = htons(port);
-        sl = sizeof *a4;
-    } else if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
-        a6->sin6_family = AF_INET6;
-        a6->sin6_port = htons(port);
-        sl = sizeof *a6;
-    } else {
+    int lfd = iw_agent_listen_fd(host, port);
+    if (lfd == -2) {
         fprintf(stderr, "iwarp-target: '%s' is not a numeric IPv4/IPv6 address\n", host);
         return 2;
     }
-    int lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (lfd < 0 || bind(lfd, (struct sockaddr *)&ss, sl) < 0 || listen(lfd, 4) < 0) {
+    if (lfd < 0) {
         fprintf(stderr, "iwarp-target: cannot listen on %s:%u: %s\n", host, port,
                 strerror(errno));
         return 1;
@@ -823,14 +606,15 @@ int main(int argc, char **argv) {
     fprintf(stderr, "iwarp-target: agent protocol on %s:%u\n", host, port);
 
     tgt t = {0};
-    t.client = -1;
-    t.verbose = verbose;
-    t.in = malloc(IW_AGENT_LINE_MAX);
+    int srv_rc = iw_agent_srv_init(&t.srv, "iwarp-target", handle_req, &t);
+    t.srv.lfd = lfd;
+    t.srv.nodelay = true;
+    t.srv.verbose = verbose;
     iw_conn_settings_default(&t.mpa_set, IW_ROLE_RESPONDER);
     t.mpa_set.faults = faults;
     if (faults.flags)
         fprintf(stderr, "iwarp-target: FAULTS INJECTED: this IUT is deliberately non-conformant\n");
-    if (!t.in || tgt_setup(&t) < 0) {
+    if (srv_rc < 0 || tgt_setup(&t) < 0) {
         fprintf(stderr, "iwarp-target: out of memory\n");
         return 1;
     }
@@ -842,63 +626,30 @@ int main(int argc, char **argv) {
         int devfd = iw_dev_fd(t.dev);
         ev = (struct epoll_event){.events = EPOLLIN, .data.fd = devfd};
         epoll_ctl(ep, EPOLL_CTL_ADD, devfd, &ev); /* re-added after a reset */
-        int timeout = 50;
-        if (t.poll_pending) {
-            uint64_t now = now_ms();
-            timeout = t.poll_deadline > now ? (int)(t.poll_deadline - now) : 0;
-            if (timeout > 50)
-                timeout = 50;
-        }
+        int timeout = iw_agent_srv_wait_ms(&t.srv, 50);
         struct epoll_event evs[8];
         int n = epoll_wait(ep, evs, 8, timeout);
         for (int i = 0; i < n; i++) {
             int fd = evs[i].data.fd;
             if (fd == lfd) {
-                int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+                if (iw_agent_srv_client_gone(&t.srv) && tgt_end_session(&t, ep, once) < 0)
+                    rc = 1;
+                int cfd = iw_agent_srv_accept(&t.srv);
                 if (cfd < 0)
                     continue;
-                if (t.client >= 0) {
-                    static const char busy[] =
-                        "{\"ok\":false,\"error\":\"another runner is connected\"}\n";
-                    (void)!send(cfd, busy, sizeof busy - 1, MSG_NOSIGNAL);
-                    close(cfd);
-                    continue;
-                }
-                t.client = cfd;
-                t.in_len = 0;
-                t.in_discard = false;
-                struct timeval tv = {5, 0}; /* a runner that stops reading is dropped */
-                setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-                setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
                 ev = (struct epoll_event){.events = EPOLLIN, .data.fd = cfd};
                 epoll_ctl(ep, EPOLL_CTL_ADD, cfd, &ev);
-            } else if (fd == t.client) {
-                if (client_input(&t) < 0) {
-                    /* Session over: back to the state after start. */
-                    epoll_ctl(ep, EPOLL_CTL_DEL, t.client, NULL);
-                    close(t.client);
-                    t.client = -1;
-                    epoll_ctl(ep, EPOLL_CTL_DEL, iw_dev_fd(t.dev), NULL);
-                    tgt_teardown(&t);
-                    if (tgt_setup(&t) < 0) {
-                        rc = 1;
-                        stop_flag = 1;
-                    }
-                    if (once)
-                        stop_flag = 1;
-                }
+            } else if (fd == t.srv.client) {
+                if (iw_agent_srv_read(&t.srv) < 0 && tgt_end_session(&t, ep, once) < 0)
+                    rc = 1;
             }
         }
         tgt_progress(&t, 0);
-        if (t.poll_pending && t.client >= 0 && (t.n_events || now_ms() >= t.poll_deadline))
-            respond_poll(&t);
+        if (iw_agent_srv_poll_due(&t.srv))
+            iw_agent_srv_respond_poll(&t.srv);
     }
     tgt_teardown(&t);
-    free(t.events);
-    free(t.in);
-    if (t.client >= 0)
-        close(t.client);
-    close(lfd);
+    iw_agent_srv_free(&t.srv); /* closes the runner and the listener */
     close(ep);
     return rc;
 }
