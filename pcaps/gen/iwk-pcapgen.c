@@ -1,5 +1,6 @@
 /* iwk-pcapgen: writes the synthetic captures in pcaps/ with libiwarp's
- * encoders and libpcap's pcap_dump API.
+ * encoders and the shared capture writer (reference-stack/util/iw_pcapw.h,
+ * libpcap's pcap_dump API).
  *
  *   iwk-pcapgen OUTDIR
  *
@@ -8,7 +9,7 @@
  * function below; the golden decodes next to the captures were made from
  * them (see pcaps/README.md). */
 #include <iwarp/iwarp.h>
-#include <pcap/pcap.h>
+#include <iw_pcapw.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,18 +17,8 @@
 
 #define STREAM_MAX (1u << 20)
 
-typedef struct {
-    pcap_t *p;
-    pcap_dumper_t *d;
-    uint64_t usec; /* capture clock */
-} cap;
-
 /* One TCP connection: side 0 is the client (initiator). */
-typedef struct {
-    uint32_t ip[2];
-    uint16_t port[2];
-    uint32_t seq[2];
-} conn;
+typedef iw_pcapw_conn conn;
 
 /* One direction's octet stream: frames are appended, then cut into TCP
  * segments. pos is the marker grid position of the next octet. */
@@ -43,120 +34,42 @@ static void die(const char *what) {
     exit(1);
 }
 
-static void put16(uint8_t *p, uint16_t v) {
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-static void put32(uint8_t *p, uint32_t v) {
-    put16(p, (uint16_t)(v >> 16));
-    put16(p + 2, (uint16_t)v);
-}
-
-static uint16_t csum(const uint8_t *p, size_t n, uint32_t sum) {
-    for (size_t i = 0; i + 1 < n; i += 2)
-        sum += (uint32_t)(p[i] << 8 | p[i + 1]);
-    if (n & 1)
-        sum += (uint32_t)p[n - 1] << 8;
-    while (sum >> 16)
-        sum = (sum & 0xFFFF) + (sum >> 16);
-    return (uint16_t)~sum;
-}
-
-static cap cap_open(const char *dir, const char *name) {
-    cap c;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    c.p = pcap_open_dead(DLT_EN10MB, 65535);
-    c.d = pcap_dump_open(c.p, path);
-    if (!c.d)
-        die(pcap_geterr(c.p));
-    c.usec = 1700000000ull * 1000000ull;
+/* A capture file whose clock starts at 1700000000 s and steps 100 us per packet. */
+static iw_pcapw_file *cap_open_path(const char *path) {
+    char err[512];
+    iw_pcapw_file *c = iw_pcapw_open(path, err, sizeof err);
+    if (!c)
+        die(err);
+    iw_pcapw_set_clock(c, 1700000000ull * 1000000ull, 100);
     return c;
 }
 
-static void cap_close(cap *c) {
-    pcap_dump_close(c->d);
-    pcap_close(c->p);
+static iw_pcapw_file *cap_open(const char *dir, const char *name) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return cap_open_path(path);
 }
 
-#define TH_FIN 0x01
-#define TH_SYN 0x02
-#define TH_RST 0x04
-#define TH_PSH 0x08
-#define TH_ACK 0x10
-
-/* Emit one TCP segment from side s. */
-static void seg(cap *c, conn *k, int s, const uint8_t *data, size_t len, uint8_t fl) {
-    static uint8_t f[14 + 20 + 20 + 70000];
-    if (len > 65000)
-        die("segment too long");
-    memset(f, 0, 54);
-    f[0] = 0x02, f[5] = (uint8_t)(1 + !s); /* dst MAC */
-    f[6] = 0x02, f[11] = (uint8_t)(1 + s);
-    put16(f + 12, 0x0800);
-    uint8_t *ip = f + 14;
-    ip[0] = 0x45;
-    put16(ip + 2, (uint16_t)(40 + len));
-    put16(ip + 4, 1);
-    ip[6] = 0x40;
-    ip[8] = 64;
-    ip[9] = 6;
-    put32(ip + 12, k->ip[s]);
-    put32(ip + 16, k->ip[!s]);
-    put16(ip + 10, csum(ip, 20, 0));
-    uint8_t *th = ip + 20;
-    put16(th, k->port[s]);
-    put16(th + 2, k->port[!s]);
-    put32(th + 4, k->seq[s]);
-    put32(th + 8, (fl & TH_SYN) && !(fl & TH_ACK) ? 0 : k->seq[!s]);
-    th[12] = 5 << 4;
-    th[13] = fl;
-    put16(th + 14, 65535);
-    if (len)
-        memcpy(th + 20, data, len);
-    /* TCP checksum over the pseudo-header. */
-    uint8_t ph[12];
-    put32(ph, k->ip[s]);
-    put32(ph + 4, k->ip[!s]);
-    ph[8] = 0;
-    ph[9] = 6;
-    put16(ph + 10, (uint16_t)(20 + len));
-    uint32_t sum = 0;
-    for (int i = 0; i < 12; i += 2)
-        sum += (uint32_t)(ph[i] << 8 | ph[i + 1]);
-    put16(th + 16, csum(th, 20 + len, sum));
-
-    struct pcap_pkthdr h;
-    c->usec += 100;
-    h.ts.tv_sec = (long)(c->usec / 1000000);
-    h.ts.tv_usec = (long)(c->usec % 1000000);
-    h.caplen = h.len = (bpf_u_int32)(54 + len);
-    pcap_dump((u_char *)c->d, &h, f);
-    k->seq[s] += (uint32_t)len + ((fl & (TH_SYN | TH_FIN)) ? 1 : 0);
+static void cap_close(iw_pcapw_file *c) {
+    if (iw_pcapw_file_close(c) != 0)
+        die("write error");
 }
 
-static conn conn_new(uint8_t n, uint16_t sport, uint16_t dport, uint32_t isn0, uint32_t isn1) {
+static conn conn_new(iw_pcapw_file *c, uint8_t n, uint16_t sport, uint16_t dport, uint32_t isn0,
+                     uint32_t isn1) {
     conn k;
-    k.ip[0] = 0x0A000001u + (uint32_t)n * 0x100;
-    k.ip[1] = 0x0A000002u + (uint32_t)n * 0x100;
+    iw_pcapw_conn_init(&k, 4, isn0, isn1);
+    iw_pcapw_put32(k.ip[0], 0x0A000001u + (uint32_t)n * 0x100);
+    iw_pcapw_put32(k.ip[1], 0x0A000002u + (uint32_t)n * 0x100);
     k.port[0] = sport;
     k.port[1] = dport;
-    k.seq[0] = isn0;
-    k.seq[1] = isn1;
+    iw_pcapw_attach(&k, c);
     return k;
 }
 
-static void tcp_open(cap *c, conn *k) {
-    seg(c, k, 0, NULL, 0, TH_SYN);
-    seg(c, k, 1, NULL, 0, TH_SYN | TH_ACK);
-    seg(c, k, 0, NULL, 0, TH_ACK);
-}
+static void tcp_open(conn *k) { iw_pcapw_handshake(k, 0); }
 
-static void tcp_close(cap *c, conn *k) {
-    seg(c, k, 0, NULL, 0, TH_FIN | TH_ACK);
-    seg(c, k, 1, NULL, 0, TH_FIN | TH_ACK);
-    seg(c, k, 0, NULL, 0, TH_ACK);
-}
+static void tcp_close(conn *k) { iw_pcapw_close(k, 0); }
 
 static stream stream_new(void) {
     stream s;
@@ -233,26 +146,21 @@ static iw_rdmap_msg tagged(unsigned op, uint32_t stag, uint64_t to, bool last) {
 }
 
 /* Cut everything not yet sent into segments of at most mss octets. */
-static void flush(cap *c, conn *k, int side, stream *s, size_t mss) {
-    while (s->sent < s->len) {
-        size_t n = s->len - s->sent;
-        if (n > mss)
-            n = mss;
-        seg(c, k, side, s->buf + s->sent, n, TH_PSH | TH_ACK);
-        s->sent += n;
-    }
+static void flush(conn *k, int side, stream *s, size_t mss) {
+    iw_pcapw_send(k, side, s->buf + s->sent, s->len - s->sent, mss);
+    s->sent = s->len;
 }
 
 /* Cut the unsent octets at the given sizes (the rest in one segment). */
-static void flush_cuts(cap *c, conn *k, int side, stream *s, const size_t *cuts, size_t ncuts) {
+static void flush_cuts(conn *k, int side, stream *s, const size_t *cuts, size_t ncuts) {
     for (size_t i = 0; i < ncuts && s->sent < s->len; i++) {
         size_t n = cuts[i];
         if (n > s->len - s->sent)
             n = s->len - s->sent;
-        seg(c, k, side, s->buf + s->sent, n, TH_PSH | TH_ACK);
+        iw_pcapw_seg(k, side, IW_TH_PSH | IW_TH_ACK, s->buf + s->sent, n);
         s->sent += n;
     }
-    flush(c, k, side, s, 65000);
+    flush(k, side, s, IW_PCAPW_PAYLOAD_MAX);
 }
 
 static iw_mpa_rr rr_v1(iw_mpa_rr_type t, bool m, bool crc) {
@@ -285,13 +193,13 @@ static void fill(uint8_t *p, size_t n, uint8_t seed) {
 }
 
 /* Startup on both streams; side 0 initiates. */
-static void startup(cap *c, conn *k, stream *s0, stream *s1, const iw_mpa_rr *req,
+static void startup(conn *k, stream *s0, stream *s1, const iw_mpa_rr *req,
                     const iw_mpa_rr *rep) {
-    tcp_open(c, k);
+    tcp_open(k);
     s_rr(s0, req);
-    flush(c, k, 0, s0, 1460);
+    flush(k, 0, s0, 1460);
     s_rr(s1, rep);
-    flush(c, k, 1, s1, 1460);
+    flush(k, 1, s1, 1460);
     /* §7.1.1: the peer's M bit puts markers in this direction; C in either
      * frame turns CRCs on for both. */
     unsigned crc = (req->c || rep->c) ? IW_MPA_CRC : 0;
@@ -301,7 +209,7 @@ static void startup(cap *c, conn *k, stream *s0, stream *s1, const iw_mpa_rr *re
 
 /* Every RFC 5040 / RFC 7306 opcode on one connection, client side first
  * (Read/Atomic responses from the server). */
-static void all_opcodes(cap *c, conn *k, stream *s0, stream *s1, size_t mss, uint32_t msn0) {
+static void all_opcodes(conn *k, stream *s0, stream *s1, size_t mss, uint32_t msn0) {
     uint8_t pay[600];
     iw_rdmap_msg m;
     uint32_t msn1q1 = 1, msn1q3 = 1;
@@ -319,7 +227,7 @@ static void all_opcodes(cap *c, conn *k, stream *s0, stream *s1, size_t mss, uin
     s_msg(s0, &m, pay, 9);
     m = tagged(IW_OP_WRITE, 0x11223344, 0x1000, true);
     s_msg(s0, &m, pay, 100);
-    flush(c, k, 0, s0, mss);
+    flush(k, 0, s0, mss);
 
     m = untagged(IW_OP_READ_REQ, 1, msn1q1++, 0, true);
     m.u.read_req.sink_stag = 0x0000AA01;
@@ -328,10 +236,10 @@ static void all_opcodes(cap *c, conn *k, stream *s0, stream *s1, size_t mss, uin
     m.u.read_req.src_stag = 0x0000BB01;
     m.u.read_req.src_to = 0x2000;
     s_msg(s0, &m, NULL, 0);
-    flush(c, k, 0, s0, mss);
+    flush(k, 0, s0, mss);
     m = tagged(IW_OP_READ_RESP, 0x0000AA01, 0x7f0000001000ull, true);
     s_msg(s1, &m, pay, 64);
-    flush(c, k, 1, s1, mss);
+    flush(k, 1, s1, mss);
 
     uint8_t imm[8] = {0xDE, 0xAD, 0xBE, 0xEF, 0x01, 0x02, 0x03, 0x04};
     m = untagged(IW_OP_IMM, 0, msn0++, 0, true);
@@ -360,7 +268,7 @@ static void all_opcodes(cap *c, conn *k, stream *s0, stream *s1, size_t mss, uin
     m.u.atomic_req.compare = 0x2222;
     m.u.atomic_req.compare_mask = ~0ull;
     s_msg(s0, &m, NULL, 0);
-    flush(c, k, 0, s0, mss);
+    flush(k, 0, s0, mss);
 
     m = untagged(IW_OP_ATOMIC_RESP, 3, msn1q3++, 0, true);
     m.u.atomic_resp.req_id = 77;
@@ -370,7 +278,7 @@ static void all_opcodes(cap *c, conn *k, stream *s0, stream *s1, size_t mss, uin
     m.u.atomic_resp.req_id = 78;
     m.u.atomic_resp.orig = 0x2222;
     s_msg(s1, &m, NULL, 0);
-    flush(c, k, 1, s1, mss);
+    flush(k, 1, s1, mss);
 
     /* A two-segment Send (reassembled) and a two-segment Write. */
     m = untagged(IW_OP_SEND, 0, msn0, 0, false);
@@ -381,7 +289,7 @@ static void all_opcodes(cap *c, conn *k, stream *s0, stream *s1, size_t mss, uin
     s_msg(s0, &m, pay, 256);
     m = tagged(IW_OP_WRITE, 0x11223344, 0x2100, true);
     s_msg(s0, &m, pay + 256, 44);
-    flush(c, k, 0, s0, mss);
+    flush(k, 0, s0, mss);
 }
 
 /* Terminate sent by the server about the client's last Send: untagged DDP
@@ -413,15 +321,15 @@ static void terminate_about(stream *s, uint32_t msn, const iw_rdmap_msg *bad, ui
 
 /* MPA v1, CRC on, no markers, every opcode. */
 static void gen_v1_crc_all_opcodes(const char *dir) {
-    cap c = cap_open(dir, "v1-crc-all-opcodes.pcap");
-    conn k = conn_new(1, 40001, 4791, 1000, 5000);
+    iw_pcapw_file *c = cap_open(dir, "v1-crc-all-opcodes.pcap");
+    conn k = conn_new(c, 1, 40001, 4791, 1000, 5000);
     stream s0 = stream_new(), s1 = stream_new();
     iw_mpa_rr req = rr_v1(IW_MPA_REQUEST, false, true);
     iw_mpa_rr rep = rr_v1(IW_MPA_REPLY, false, true);
-    startup(&c, &k, &s0, &s1, &req, &rep);
-    all_opcodes(&c, &k, &s0, &s1, 1460, 1);
-    tcp_close(&c, &k);
-    cap_close(&c);
+    startup(&k, &s0, &s1, &req, &rep);
+    all_opcodes(&k, &s0, &s1, 1460, 1);
+    tcp_close(&k);
+    cap_close(c);
     free(s0.buf);
     free(s1.buf);
 }
@@ -429,20 +337,20 @@ static void gen_v1_crc_all_opcodes(const char *dir) {
 /* MPA v2 peer-to-peer, IRD/ORD, Send RTR, markers both ways, CRC on; FPDUs
  * cut at awkward places and many per segment. */
 static void gen_v2_p2p_markers(const char *dir) {
-    cap c = cap_open(dir, "v2-p2p-markers-crc.pcap");
-    conn k = conn_new(2, 40002, 4791, 77777, 99999);
+    iw_pcapw_file *c = cap_open(dir, "v2-p2p-markers-crc.pcap");
+    conn k = conn_new(c, 2, 40002, 4791, 77777, 99999);
     stream s0 = stream_new(), s1 = stream_new();
     iw_mpa_rr req = rr_v2(IW_MPA_REQUEST, true, true, true, true, true, true, 16, 8);
     uint8_t pd[5] = {'h', 'e', 'l', 'l', 'o'};
     req.ulp_pd = pd;
     req.ulp_pd_len = sizeof pd;
     iw_mpa_rr rep = rr_v2(IW_MPA_REPLY, true, true, true, true, false, true, 8, 16);
-    startup(&c, &k, &s0, &s1, &req, &rep);
+    startup(&k, &s0, &s1, &req, &rep);
     /* RTR: zero-length Send (B). */
     iw_rdmap_msg m = untagged(IW_OP_SEND, 0, 1, 0, true);
     s_msg(&s0, &m, NULL, 0);
-    flush(&c, &k, 0, &s0, 1460);
-    all_opcodes(&c, &k, &s0, &s1, 333, 2); /* 333: segments end mid-FPDU, mid-marker, mid-CRC */
+    flush(&k, 0, &s0, 1460);
+    all_opcodes(&k, &s0, &s1, 333, 2); /* 333: segments end mid-FPDU, mid-marker, mid-CRC */
     /* Many FPDUs in one segment. */
     uint8_t pay[64];
     fill(pay, sizeof pay, 9);
@@ -450,9 +358,9 @@ static void gen_v2_p2p_markers(const char *dir) {
         m = tagged(IW_OP_WRITE, 0x5500 + i, 0x10000 + 64ull * i, true);
         s_msg(&s0, &m, pay, 8 + i);
     }
-    flush(&c, &k, 0, &s0, 1460);
-    tcp_close(&c, &k);
-    cap_close(&c);
+    flush(&k, 0, &s0, 1460);
+    tcp_close(&k);
+    cap_close(c);
     free(s0.buf);
     free(s1.buf);
 }
@@ -460,25 +368,25 @@ static void gen_v2_p2p_markers(const char *dir) {
 /* MPA v1: markers only from the responder (Request M=1), no CRC; odd cuts
  * including one-octet segments. */
 static void gen_v1_markers_nocrc(const char *dir) {
-    cap c = cap_open(dir, "v1-markers-nocrc.pcap");
-    conn k = conn_new(3, 40003, 4791, 3, 4);
+    iw_pcapw_file *c = cap_open(dir, "v1-markers-nocrc.pcap");
+    conn k = conn_new(c, 3, 40003, 4791, 3, 4);
     stream s0 = stream_new(), s1 = stream_new();
     iw_mpa_rr req = rr_v1(IW_MPA_REQUEST, true, false);
     iw_mpa_rr rep = rr_v1(IW_MPA_REPLY, false, false);
-    startup(&c, &k, &s0, &s1, &req, &rep);
+    startup(&k, &s0, &s1, &req, &rep);
     uint8_t pay[1500];
     fill(pay, sizeof pay, 3);
     iw_rdmap_msg m = untagged(IW_OP_SEND, 0, 1, 0, true);
     s_msg(&s0, &m, pay, 100);
-    flush(&c, &k, 0, &s0, 1460);
+    flush(&k, 0, &s0, 1460);
     for (uint32_t i = 0; i < 4; i++) {
         m = untagged(IW_OP_SEND, 0, 1 + i, 0, true);
         s_msg(&s1, &m, pay, 700 + 37 * i);
     }
     size_t cuts[] = {1, 1, 1, 5, 509, 3, 1, 700, 2, 2, 1024};
-    flush_cuts(&c, &k, 1, &s1, cuts, sizeof cuts / sizeof cuts[0]);
-    tcp_close(&c, &k);
-    cap_close(&c);
+    flush_cuts(&k, 1, &s1, cuts, sizeof cuts / sizeof cuts[0]);
+    tcp_close(&k);
+    cap_close(c);
     free(s0.buf);
     free(s1.buf);
 }
@@ -486,8 +394,8 @@ static void gen_v1_markers_nocrc(const char *dir) {
 /* No startup in the capture: CRC on, no markers; the first data segment
  * starts inside an FPDU. */
 static void gen_midstream_crc(const char *dir) {
-    cap c = cap_open(dir, "midstream-crc.pcap");
-    conn k = conn_new(4, 40004, 4791, 0x10000, 0x20000);
+    iw_pcapw_file *c = cap_open(dir, "midstream-crc.pcap");
+    conn k = conn_new(c, 4, 40004, 4791, 0x10000, 0x20000);
     stream s0 = stream_new(), s1 = stream_new();
     s0.flags = s1.flags = IW_MPA_CRC;
     uint8_t pay[256];
@@ -498,28 +406,28 @@ static void gen_midstream_crc(const char *dir) {
         s_msg(&s0, &m, pay, 120);
     }
     /* Drop the first 50 octets: the capture begins mid-FPDU. */
-    k.seq[0] += 50;
+    k.next[0] += 50;
     s0.sent = 50;
     size_t cuts[] = {144 - 50}; /* the tail of the first FPDU (144 octets) */
-    flush_cuts(&c, &k, 0, &s0, cuts, 1);
+    flush_cuts(&k, 0, &s0, cuts, 1);
     m = untagged(IW_OP_READ_REQ, 1, 9, 0, true);
     m.u.read_req.sink_stag = 0x900;
     m.u.read_req.read_size = 32;
     m.u.read_req.src_stag = 0x901;
     s_msg(&s0, &m, NULL, 0);
-    flush(&c, &k, 0, &s0, 1460);
+    flush(&k, 0, &s0, 1460);
     m = tagged(IW_OP_READ_RESP, 0x900, 0, true);
     s_msg(&s1, &m, pay, 32);
-    flush(&c, &k, 1, &s1, 1460);
-    cap_close(&c);
+    flush(&k, 1, &s1, 1460);
+    cap_close(c);
     free(s0.buf);
     free(s1.buf);
 }
 
 /* No startup, markers and CRC on, grid phase unknown to the dissector. */
 static void gen_midstream_markers(const char *dir) {
-    cap c = cap_open(dir, "midstream-markers-crc.pcap");
-    conn k = conn_new(5, 40005, 4791, 0x31337, 0x4242);
+    iw_pcapw_file *c = cap_open(dir, "midstream-markers-crc.pcap");
+    conn k = conn_new(c, 5, 40005, 4791, 0x31337, 0x4242);
     stream s0 = stream_new();
     s0.flags = IW_MPA_CRC | IW_MPA_MARKERS;
     uint8_t pay[900];
@@ -542,19 +450,19 @@ static void gen_midstream_markers(const char *dir) {
         pos += (uint32_t)w;
     }
     (void)off;
-    flush_cuts(&c, &k, 0, &s0, cuts, 5);
-    cap_close(&c);
+    flush_cuts(&k, 0, &s0, cuts, 5);
+    cap_close(c);
     free(s0.buf);
 }
 
 /* TCP sequence numbers wrap inside the stream; markers both ways, CRC on. */
 static void gen_seqwrap(const char *dir) {
-    cap c = cap_open(dir, "seqwrap-markers-crc.pcap");
-    conn k = conn_new(6, 40006, 4791, 0xFFFFF000u, 0xFFFFFF00u);
+    iw_pcapw_file *c = cap_open(dir, "seqwrap-markers-crc.pcap");
+    conn k = conn_new(c, 6, 40006, 4791, 0xFFFFF000u, 0xFFFFFF00u);
     stream s0 = stream_new(), s1 = stream_new();
     iw_mpa_rr req = rr_v1(IW_MPA_REQUEST, true, true);
     iw_mpa_rr rep = rr_v1(IW_MPA_REPLY, true, true);
-    startup(&c, &k, &s0, &s1, &req, &rep);
+    startup(&k, &s0, &s1, &req, &rep);
     uint8_t pay[1400];
     fill(pay, sizeof pay, 6);
     iw_rdmap_msg m;
@@ -564,18 +472,18 @@ static void gen_seqwrap(const char *dir) {
         m = untagged(IW_OP_SEND, 0, 1 + i, 0, true);
         s_msg(&s1, &m, pay, 300 + 7 * i);
     }
-    flush(&c, &k, 0, &s0, 1460);
-    flush(&c, &k, 1, &s1, 1460);
-    tcp_close(&c, &k);
-    cap_close(&c);
+    flush(&k, 0, &s0, 1460);
+    flush(&k, 1, &s1, 1460);
+    tcp_close(&k);
+    cap_close(c);
     free(s0.buf);
     free(s1.buf);
 }
 
 /* A rejected connection (Reply R=1), and a valid Terminate exchange. */
 static void gen_reject_terminate(const char *dir) {
-    cap c = cap_open(dir, "reject-and-terminate.pcap");
-    conn k = conn_new(7, 40007, 4791, 100, 200);
+    iw_pcapw_file *c = cap_open(dir, "reject-and-terminate.pcap");
+    conn k = conn_new(c, 7, 40007, 4791, 100, 200);
     stream s0 = stream_new(), s1 = stream_new();
     iw_mpa_rr req = rr_v1(IW_MPA_REQUEST, false, true);
     iw_mpa_rr rep = rr_v1(IW_MPA_REPLY, false, true);
@@ -583,14 +491,14 @@ static void gen_reject_terminate(const char *dir) {
     uint8_t why[] = "no thanks";
     rep.ulp_pd = why;
     rep.ulp_pd_len = 9;
-    startup(&c, &k, &s0, &s1, &req, &rep);
-    tcp_close(&c, &k);
+    startup(&k, &s0, &s1, &req, &rep);
+    tcp_close(&k);
 
-    conn k2 = conn_new(8, 40008, 4791, 300, 400);
+    conn k2 = conn_new(c, 8, 40008, 4791, 300, 400);
     stream a = stream_new(), b = stream_new();
     req = rr_v1(IW_MPA_REQUEST, false, true);
     rep = rr_v1(IW_MPA_REPLY, false, true);
-    startup(&c, &k2, &a, &b, &req, &rep);
+    startup(&k2, &a, &b, &req, &rep);
     uint8_t pay[32];
     fill(pay, sizeof pay, 8);
     iw_rdmap_msg m = untagged(IW_OP_SEND, 0, 1, 0, true);
@@ -601,11 +509,11 @@ static void gen_reject_terminate(const char *dir) {
     rq.u.read_req.src_stag = 0xBAD;
     rq.u.read_req.src_to = 0x8000;
     s_msg(&a, &rq, NULL, 0);
-    flush(&c, &k2, 0, &a, 1460);
+    flush(&k2, 0, &a, 1460);
     /* Server: the Read Request names an STag it does not know. Copied
      * untagged header + Read Request header (R). */
     terminate_about(&b, 1, &rq, 46, IW_TERM_RDMAP_INVALID_STAG, true);
-    flush(&c, &k2, 1, &b, 1460);
+    flush(&k2, 1, &b, 1460);
     /* And from the client: a Terminate copying a tagged header (Write),
      * for a DDP untagged-type error: sized by the copy's own T bit. */
     iw_rdmap_msg w = tagged(IW_OP_WRITE, 0x42, 0x1000, true);
@@ -622,9 +530,9 @@ static void gen_reject_terminate(const char *dir) {
     t.u.term.ddp_raw = copied;
     t.u.term.ddp_raw_len = sizeof copied;
     s_msg(&a, &t, NULL, 0);
-    flush(&c, &k2, 0, &a, 1460);
-    tcp_close(&c, &k2);
-    cap_close(&c);
+    flush(&k2, 0, &a, 1460);
+    tcp_close(&k2);
+    cap_close(c);
     free(s0.buf);
     free(s1.buf);
     free(a.buf);
@@ -635,12 +543,12 @@ static void gen_reject_terminate(const char *dir) {
 
 /* One bad CRC in an otherwise valid CRC stream. */
 static void gen_bad_crc(const char *dir) {
-    cap c = cap_open(dir, "bad-crc.pcap");
-    conn k = conn_new(9, 40009, 4791, 10, 20);
+    iw_pcapw_file *c = cap_open(dir, "bad-crc.pcap");
+    conn k = conn_new(c, 9, 40009, 4791, 10, 20);
     stream s0 = stream_new(), s1 = stream_new();
     iw_mpa_rr req = rr_v1(IW_MPA_REQUEST, false, true);
     iw_mpa_rr rep = rr_v1(IW_MPA_REPLY, false, true);
-    startup(&c, &k, &s0, &s1, &req, &rep);
+    startup(&k, &s0, &s1, &req, &rep);
     uint8_t pay[64];
     fill(pay, sizeof pay, 10);
     for (uint32_t i = 0; i < 3; i++) {
@@ -649,10 +557,10 @@ static void gen_bad_crc(const char *dir) {
         s_msg(&s0, &m, pay, 64);
         if (i == 1)
             s0.buf[before + 30] ^= 0x01; /* payload bit flip: CRC no longer holds */
-        flush(&c, &k, 0, &s0, 1460);
+        flush(&k, 0, &s0, 1460);
     }
-    tcp_close(&c, &k);
-    cap_close(&c);
+    tcp_close(&k);
+    cap_close(c);
     free(s0.buf);
     free(s1.buf);
 }
@@ -660,12 +568,12 @@ static void gen_bad_crc(const char *dir) {
 /* DDP/RDMAP violations a receiver answers with a Terminate, one per FPDU,
  * plus reserved bits (notes). */
 static void gen_bad_ddp_rdmap(const char *dir) {
-    cap c = cap_open(dir, "bad-ddp-rdmap.pcap");
-    conn k = conn_new(10, 40010, 4791, 1, 1);
+    iw_pcapw_file *c = cap_open(dir, "bad-ddp-rdmap.pcap");
+    conn k = conn_new(c, 10, 40010, 4791, 1, 1);
     stream s0 = stream_new(), s1 = stream_new();
     iw_mpa_rr req = rr_v1(IW_MPA_REQUEST, false, true);
     iw_mpa_rr rep = rr_v1(IW_MPA_REPLY, false, true);
-    startup(&c, &k, &s0, &s1, &req, &rep);
+    startup(&k, &s0, &s1, &req, &rep);
     uint8_t pay[16] = {0};
     iw_rdmap_msg m;
     uint32_t msn = 1;
@@ -706,83 +614,83 @@ static void gen_bad_ddp_rdmap(const char *dir) {
     m.rsv = 0x1;
     m.ddp.rsvd_ulp2 = 0xFEED;
     s_msg(&s0, &m, pay, 8);
-    flush(&c, &k, 0, &s0, 1460);
-    tcp_close(&c, &k);
-    cap_close(&c);
+    flush(&k, 0, &s0, 1460);
+    tcp_close(&k);
+    cap_close(c);
     free(s0.buf);
     free(s1.buf);
 }
 
 /* MPA startup and framing violations, one connection each. */
 static void gen_bad_mpa(const char *dir) {
-    cap c = cap_open(dir, "bad-mpa.pcap");
+    iw_pcapw_file *c = cap_open(dir, "bad-mpa.pcap");
     uint8_t n = 20;
     /* Rev 3 Request: close. */
     {
-        conn k = conn_new(n++, 41001, 4791, 1, 1);
+        conn k = conn_new(c, n++, 41001, 4791, 1, 1);
         stream s0 = stream_new();
-        tcp_open(&c, &k);
+        tcp_open(&k);
         iw_mpa_rr rr = rr_v1(IW_MPA_REQUEST, false, true);
         rr.rev = 3;
         s_rr(&s0, &rr);
-        flush(&c, &k, 0, &s0, 1460);
+        flush(&k, 0, &s0, 1460);
         free(s0.buf);
     }
     /* PD_Length 600 > 512. */
     {
-        conn k = conn_new(n++, 41002, 4791, 1, 1);
+        conn k = conn_new(c, n++, 41002, 4791, 1, 1);
         stream s0 = stream_new();
-        tcp_open(&c, &k);
+        tcp_open(&k);
         uint8_t f[20] = "MPA ID Req Frame";
         f[16] = 0x40;
         f[17] = 1;
         f[18] = 0x02;
         f[19] = 0x58;
         s_raw(&s0, f, 20);
-        flush(&c, &k, 0, &s0, 1460);
+        flush(&k, 0, &s0, 1460);
         free(s0.buf);
     }
     /* Rev 2, S=1, PD_Length 2: shorter than the enhanced data. */
     {
-        conn k = conn_new(n++, 41003, 4791, 1, 1);
+        conn k = conn_new(c, n++, 41003, 4791, 1, 1);
         stream s0 = stream_new();
-        tcp_open(&c, &k);
+        tcp_open(&k);
         uint8_t f[22] = "MPA ID Req Frame";
         f[16] = 0x50;
         f[17] = 2;
         f[18] = 0;
         f[19] = 2;
         s_raw(&s0, f, 22);
-        flush(&c, &k, 0, &s0, 1460);
+        flush(&k, 0, &s0, 1460);
         free(s0.buf);
     }
     /* Initiator/Initiator: both sides send a Request. */
     {
-        conn k = conn_new(n++, 41004, 4791, 1, 1);
+        conn k = conn_new(c, n++, 41004, 4791, 1, 1);
         stream s0 = stream_new(), s1 = stream_new();
-        tcp_open(&c, &k);
+        tcp_open(&k);
         iw_mpa_rr rr = rr_v1(IW_MPA_REQUEST, false, true);
         s_rr(&s0, &rr);
-        flush(&c, &k, 0, &s0, 1460);
+        flush(&k, 0, &s0, 1460);
         s_rr(&s1, &rr);
-        flush(&c, &k, 1, &s1, 1460);
+        flush(&k, 1, &s1, 1460);
         free(s0.buf);
         free(s1.buf);
     }
     /* Marker whose FPDUPTR is wrong (CRC computed over it: §8 code 3),
      * reserved bits in the Request, responder sends first. */
     {
-        conn k = conn_new(n++, 41005, 4791, 1, 1);
+        conn k = conn_new(c, n++, 41005, 4791, 1, 1);
         stream s0 = stream_new(), s1 = stream_new();
         iw_mpa_rr req = rr_v1(IW_MPA_REQUEST, true, true);
         req.res = 0x3;
         iw_mpa_rr rep = rr_v1(IW_MPA_REPLY, true, true);
-        startup(&c, &k, &s0, &s1, &req, &rep);
+        startup(&k, &s0, &s1, &req, &rep);
         uint8_t pay[700];
         fill(pay, sizeof pay, 11);
         iw_rdmap_msg m = untagged(IW_OP_SEND, 0, 1, 0, true);
         s_msg(&s1, &m, pay, 40);
-        flush(&c, &k, 1, &s1, 1460);
+        flush(&k, 1, &s1, 1460);
         size_t at = s0.len;
         m = untagged(IW_OP_SEND, 0, 1, 0, true);
         s_msg(&s0, &m, pay, 700);
@@ -791,73 +699,73 @@ static void gen_bad_mpa(const char *dir) {
         s0.buf[w + 3] ^= 0x10;
         size_t total = s0.len - at;
         iw_crc32c_put(s0.buf + at + total - 4, iw_crc32c(s0.buf + at, total - 4));
-        flush(&c, &k, 0, &s0, 1460);
+        flush(&k, 0, &s0, 1460);
         free(s0.buf);
         free(s1.buf);
     }
-    cap_close(&c);
+    cap_close(c);
 }
 
 /* MPA v2 negotiation violations. */
 static void gen_bad_v2(const char *dir) {
-    cap c = cap_open(dir, "bad-v2.pcap");
+    iw_pcapw_file *c = cap_open(dir, "bad-v2.pcap");
     /* Reply A=0 to an A=1 Request, responder ORD > initiator IRD; first
      * FPDU is a Send with data (no RTR). */
     {
-        conn k = conn_new(30, 42001, 4791, 1, 1);
+        conn k = conn_new(c, 30, 42001, 4791, 1, 1);
         stream s0 = stream_new(), s1 = stream_new();
         iw_mpa_rr req = rr_v2(IW_MPA_REQUEST, false, true, true, true, false, false, 4, 4);
         iw_mpa_rr rep = rr_v2(IW_MPA_REPLY, false, true, false, false, false, false, 4, 9);
-        startup(&c, &k, &s0, &s1, &req, &rep);
+        startup(&k, &s0, &s1, &req, &rep);
         uint8_t pay[16];
         fill(pay, sizeof pay, 13);
         iw_rdmap_msg m = untagged(IW_OP_SEND, 0, 1, 0, true);
         s_msg(&s0, &m, pay, 16);
-        flush(&c, &k, 0, &s0, 1460);
+        flush(&k, 0, &s0, 1460);
         free(s0.buf);
         free(s1.buf);
     }
     /* P2P accepted with only a Read RTR offered; initiator sends a
      * zero-length Write; then a Send with data before ... fine. */
     {
-        conn k = conn_new(31, 42002, 4791, 1, 1);
+        conn k = conn_new(c, 31, 42002, 4791, 1, 1);
         stream s0 = stream_new(), s1 = stream_new();
         iw_mpa_rr req = rr_v2(IW_MPA_REQUEST, false, true, true, false, true, true, 4, 4);
         iw_mpa_rr rep = rr_v2(IW_MPA_REPLY, false, true, true, false, false, true, 4, 4);
-        startup(&c, &k, &s0, &s1, &req, &rep);
+        startup(&k, &s0, &s1, &req, &rep);
         iw_rdmap_msg m = tagged(IW_OP_WRITE, 0, 0, true);
         s_msg(&s0, &m, NULL, 0);
-        flush(&c, &k, 0, &s0, 1460);
+        flush(&k, 0, &s0, 1460);
         free(s0.buf);
         free(s1.buf);
     }
     /* P2P with a proper zero-length Read RTR (valid) for contrast. */
     {
-        conn k = conn_new(32, 42003, 4791, 1, 1);
+        conn k = conn_new(c, 32, 42003, 4791, 1, 1);
         stream s0 = stream_new(), s1 = stream_new();
         iw_mpa_rr req = rr_v2(IW_MPA_REQUEST, false, true, true, false, false, true, 1, 1);
         iw_mpa_rr rep = rr_v2(IW_MPA_REPLY, false, true, true, false, false, true, 1, 1);
-        startup(&c, &k, &s0, &s1, &req, &rep);
+        startup(&k, &s0, &s1, &req, &rep);
         iw_rdmap_msg m = untagged(IW_OP_READ_REQ, 1, 1, 0, true);
         s_msg(&s0, &m, NULL, 0);
-        flush(&c, &k, 0, &s0, 1460);
+        flush(&k, 0, &s0, 1460);
         m = tagged(IW_OP_READ_RESP, 0, 0, true);
         s_msg(&s1, &m, NULL, 0);
-        flush(&c, &k, 1, &s1, 1460);
+        flush(&k, 1, &s1, 1460);
         free(s0.buf);
         free(s1.buf);
     }
-    cap_close(&c);
+    cap_close(c);
 }
 
 /* MSN gap, first MSN not 1, MO discontinuity, unmatched responses. */
 static void gen_bad_sequence(const char *dir) {
-    cap c = cap_open(dir, "bad-sequence.pcap");
-    conn k = conn_new(40, 43001, 4791, 1, 1);
+    iw_pcapw_file *c = cap_open(dir, "bad-sequence.pcap");
+    conn k = conn_new(c, 40, 43001, 4791, 1, 1);
     stream s0 = stream_new(), s1 = stream_new();
     iw_mpa_rr req = rr_v1(IW_MPA_REQUEST, false, true);
     iw_mpa_rr rep = rr_v1(IW_MPA_REPLY, false, true);
-    startup(&c, &k, &s0, &s1, &req, &rep);
+    startup(&k, &s0, &s1, &req, &rep);
     uint8_t pay[100];
     fill(pay, sizeof pay, 12);
     iw_rdmap_msg m = untagged(IW_OP_SEND, 0, 2, 0, true); /* first MSN 2 */
@@ -868,14 +776,14 @@ static void gen_bad_sequence(const char *dir) {
     s_msg(&s0, &m, pay, 50);
     m = untagged(IW_OP_SEND, 0, 6, 60, true); /* MO 60 where 50 was due */
     s_msg(&s0, &m, pay, 20);
-    flush(&c, &k, 0, &s0, 1460);
+    flush(&k, 0, &s0, 1460);
     m = tagged(IW_OP_READ_RESP, 0x99, 0, true); /* no Read Request */
     s_msg(&s1, &m, pay, 16);
     m = untagged(IW_OP_ATOMIC_RESP, 3, 1, 0, true); /* no Atomic Request */
     s_msg(&s1, &m, NULL, 0);
-    flush(&c, &k, 1, &s1, 1460);
-    tcp_close(&c, &k);
-    cap_close(&c);
+    flush(&k, 1, &s1, 1460);
+    tcp_close(&k);
+    cap_close(c);
     free(s0.buf);
     free(s1.buf);
 }
@@ -885,13 +793,13 @@ static void gen_bad_sequence(const char *dir) {
  * shows to be wrong. MPA v2, CRC on. Where a conformant receiver's
  * Terminate is shown, it carries the triple the shadow names. */
 static void gen_bad_stateful(const char *dir) {
-    cap c = cap_open(dir, "bad-stateful.pcap");
+    iw_pcapw_file *c = cap_open(dir, "bad-stateful.pcap");
     uint8_t pay[256];
     fill(pay, sizeof pay, 14);
     iw_rdmap_msg m;
     uint8_t n = 60;
     for (int k = 0; k < 9; k++, n++) {
-        conn kk = conn_new(n, (uint16_t)(46001 + k), 4791, 1000u * (uint32_t)n, 7);
+        conn kk = conn_new(c, n, (uint16_t)(46001 + k), 4791, 1000u * (uint32_t)n, 7);
         conn *K = &kk;
         stream s0 = stream_new(), s1 = stream_new();
         iw_mpa_rr req = rr_v2(IW_MPA_REQUEST, false, true, false, false, false, false, 4, 4);
@@ -906,14 +814,14 @@ static void gen_bad_stateful(const char *dir) {
             req = rr_v2(IW_MPA_REQUEST, false, true, true, false, true, false, 4, 4);
             rep = rr_v2(IW_MPA_REPLY, false, true, true, true, false, false, 4, 4);
         }
-        startup(&c, K, &s0, &s1, &req, &rep);
+        startup(K, &s0, &s1, &req, &rep);
         if (k == 8) {
             iw_rdmap_msg t = untagged(IW_OP_TERMINATE, 2, 1, 0, true);
             t.u.term.layer = 2;
             t.u.term.ecode = 7;
             s_msg(&s0, &t, NULL, 0);
-            flush(&c, K, 0, &s0, 1460);
-            tcp_close(&c, K);
+            flush(K, 0, &s0, 1460);
+            tcp_close(K);
             free(s0.buf);
             free(s1.buf);
             continue;
@@ -921,7 +829,7 @@ static void gen_bad_stateful(const char *dir) {
         /* The initiator's first FPDU (RFC 5044 §7.1.2 rule 4). */
         m = untagged(IW_OP_SEND, 0, 1, 0, true);
         s_msg(&s0, &m, pay, 32);
-        flush(&c, K, 0, &s0, 1460);
+        flush(K, 0, &s0, 1460);
         switch (k) {
         case 0: { /* a second Read Request while one is outstanding: IRD 1 */
             iw_rdmap_msg rq = untagged(IW_OP_READ_REQ, 1, 1, 0, true);
@@ -930,19 +838,19 @@ static void gen_bad_stateful(const char *dir) {
             rq.u.read_req.read_size = 64;
             rq.u.read_req.src_stag = 0x200;
             s_msg(&s0, &rq, NULL, 0);
-            flush(&c, K, 0, &s0, 1460);
+            flush(K, 0, &s0, 1460);
             rq.ddp.msn = 2;
             rq.u.read_req.sink_to = 0x2000;
             s_msg(&s0, &rq, NULL, 0);
-            flush(&c, K, 0, &s0, 1460);
+            flush(K, 0, &s0, 1460);
             terminate_about(&s1, 1, &rq, 46, IW_TERM_DDP_UT_NO_BUFFER, false);
-            flush(&c, K, 1, &s1, 1460);
+            flush(K, 1, &s1, 1460);
             break;
         }
         case 1: /* a Read Response nobody asked for */
             m = tagged(IW_OP_READ_RESP, 0x300, 0, true);
             s_msg(&s1, &m, pay, 32);
-            flush(&c, K, 1, &s1, 1460);
+            flush(K, 1, &s1, 1460);
             break;
         case 2:   /* a Read Response past the end of its sink */
         case 3: { /* a Read Response to another STag than the Data Sink STag */
@@ -952,7 +860,7 @@ static void gen_bad_stateful(const char *dir) {
             rq.u.read_req.read_size = 64;
             rq.u.read_req.src_stag = 0x500;
             s_msg(&s0, &rq, NULL, 0);
-            flush(&c, K, 0, &s0, 1460);
+            flush(K, 0, &s0, 1460);
             if (k == 2) {
                 m = tagged(IW_OP_READ_RESP, 0x400, 0x1000, false);
                 s_msg(&s1, &m, pay, 32);
@@ -962,7 +870,7 @@ static void gen_bad_stateful(const char *dir) {
                 m = tagged(IW_OP_READ_RESP, 0x401, 0x1000, true);
                 s_msg(&s1, &m, pay, 64);
             }
-            flush(&c, K, 1, &s1, 1460);
+            flush(K, 1, &s1, 1460);
             break;
         }
         case 4: /* MSN 2 again after it completed */
@@ -970,15 +878,15 @@ static void gen_bad_stateful(const char *dir) {
             s_msg(&s0, &m, pay, 40);
             m = untagged(IW_OP_SEND, 0, 2, 0, true);
             s_msg(&s0, &m, pay, 40);
-            flush(&c, K, 0, &s0, 1460);
+            flush(K, 0, &s0, 1460);
             break;
         case 5: { /* the responder Terminates, then sends on (RFC 5040 §5.4) */
             iw_rdmap_msg t = untagged(IW_OP_TERMINATE, 2, 1, 0, true);
             s_msg(&s1, &t, NULL, 0); /* 0/0/0x00 Local Catastrophic Error */
-            flush(&c, K, 1, &s1, 1460);
+            flush(K, 1, &s1, 1460);
             m = untagged(IW_OP_SEND, 0, 1, 0, true);
             s_msg(&s1, &m, pay, 24);
-            flush(&c, K, 1, &s1, 1460);
+            flush(K, 1, &s1, 1460);
             break;
         }
         case 6: /* Send with Invalidate of an STag it already invalidated */
@@ -988,29 +896,29 @@ static void gen_bad_stateful(const char *dir) {
             m = untagged(IW_OP_SEND_SE_INV, 0, 3, 0, true);
             m.ddp.rsvd_ulp2 = 0x7701;
             s_msg(&s0, &m, pay, 16);
-            flush(&c, K, 0, &s0, 1460);
+            flush(K, 0, &s0, 1460);
             break;
         default: /* an RDMA Write to an STag a Send with Invalidate invalidated */
             m = untagged(IW_OP_SEND_INV, 0, 2, 0, true);
             m.ddp.rsvd_ulp2 = 0x7702;
             s_msg(&s0, &m, pay, 16);
-            flush(&c, K, 0, &s0, 1460);
+            flush(K, 0, &s0, 1460);
             m = tagged(IW_OP_WRITE, 0x7702, 0x10000, true);
             s_msg(&s0, &m, pay, 64);
-            flush(&c, K, 0, &s0, 1460);
+            flush(K, 0, &s0, 1460);
             break;
         }
-        tcp_close(&c, K);
+        tcp_close(K);
         free(s0.buf);
         free(s1.buf);
     }
-    cap_close(&c);
+    cap_close(c);
 }
 
 /* Random octets on the iWARP port (replayed with Decode As): no crash. */
 static void gen_garbage(const char *dir) {
-    cap c = cap_open(dir, "garbage.pcap");
-    conn k = conn_new(50, 44001, 4791, 1, 1);
+    iw_pcapw_file *c = cap_open(dir, "garbage.pcap");
+    conn k = conn_new(c, 50, 44001, 4791, 1, 1);
     uint32_t x = 12345;
     uint8_t b[1500];
     for (int i = 0; i < 40; i++) {
@@ -1024,9 +932,9 @@ static void gen_garbage(const char *dir) {
             b[0] = b[1] = 0;
         if (i % 7 == 0 && n > 20)
             memcpy(b, "MPA ID Req Frame", 16);
-        seg(&c, &k, i & 1, b, n, TH_PSH | TH_ACK);
+        iw_pcapw_seg(&k, i & 1, IW_TH_PSH | IW_TH_ACK, b, n);
     }
-    cap_close(&c);
+    cap_close(c);
 }
 
 /* Benchmark capture: n_conns connections, MPA v1 startups, CRC on, no
@@ -1034,23 +942,18 @@ static void gen_garbage(const char *dir) {
  * FPDU per segment: Sends, Writes and Read Request/Response pairs, until
  * about mb megabytes are written. */
 static void gen_bench(const char *path, unsigned mb) {
-    cap c;
-    c.p = pcap_open_dead(DLT_EN10MB, 65535);
-    c.d = pcap_dump_open(c.p, path);
-    if (!c.d)
-        die(pcap_geterr(c.p));
-    c.usec = 1700000000ull * 1000000ull;
+    iw_pcapw_file *c = cap_open_path(path);
     enum { NC = 8 };
     conn k[NC];
     stream s0[NC], s1[NC];
     uint32_t msn[NC], rmsn[NC];
     for (int i = 0; i < NC; i++) {
-        k[i] = conn_new((uint8_t)(100 + i), (uint16_t)(45000 + i), 4791, 1000u * (uint32_t)i, 7);
+        k[i] = conn_new(c, (uint8_t)(100 + i), (uint16_t)(45000 + i), 4791, 1000u * (uint32_t)i, 7);
         s0[i] = stream_new();
         s1[i] = stream_new();
         iw_mpa_rr req = rr_v1(IW_MPA_REQUEST, false, true);
         iw_mpa_rr rep = rr_v1(IW_MPA_REPLY, false, true);
-        startup(&c, &k[i], &s0[i], &s1[i], &req, &rep);
+        startup(&k[i], &s0[i], &s1[i], &req, &rep);
         msn[i] = rmsn[i] = 1;
     }
     uint8_t pay[1400];
@@ -1077,13 +980,13 @@ static void gen_bench(const char *path, unsigned mb) {
             m.u.read_req.read_size = 1384;
             m.u.read_req.src_stag = 0x300;
             s_msg(a, &m, NULL, 0);
-            flush(&c, &k[i], 0, a, 1460);
+            flush(&k[i], 0, a, 1460);
             m = tagged(IW_OP_READ_RESP, 0x200 + (uint32_t)i, n * 4096, true);
             s_msg(b, &m, pay, 1384);
-            flush(&c, &k[i], 1, b, 1460);
+            flush(&k[i], 1, b, 1460);
             break;
         }
-        flush(&c, &k[i], 0, a, 1460);
+        flush(&k[i], 0, a, 1460);
         written += 1460;
         /* Keep the stream buffers small: restart them (positions stay). */
         if (a->len > STREAM_MAX / 2) {
@@ -1093,8 +996,7 @@ static void gen_bench(const char *path, unsigned mb) {
             b->len = b->sent = 0;
         }
     }
-    pcap_dump_close(c.d);
-    pcap_close(c.p);
+    cap_close(c);
 }
 
 int main(int argc, char **argv) {

@@ -9,6 +9,7 @@
  *
  * Output is deterministic (fixed addresses, sequence numbers and clock). */
 #include <iwarp/iwarp.h>
+#include <iw_pcapw.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,24 +28,9 @@
 
 enum { F_PCAP_US, F_PCAP_NS, F_PCAP_BE, F_PCAPNG };
 
-#define TH_FIN 0x01
-#define TH_SYN 0x02
-#define TH_RST 0x04
-#define TH_PSH 0x08
-#define TH_ACK 0x10
-
 static void die(const char *what) {
     fprintf(stderr, "gen_pcaps: %s\n", what);
     exit(1);
-}
-
-static void put16(uint8_t *p, uint16_t v) {
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-static void put32(uint8_t *p, uint32_t v) {
-    put16(p, (uint16_t)(v >> 16));
-    put16(p + 2, (uint16_t)v);
 }
 
 /* ---- capture files ---- */
@@ -62,7 +48,7 @@ typedef struct cap {
 static void w32(cap *c, uint32_t v) {
     uint8_t b[4];
     if (c->fmt == F_PCAP_BE) {
-        put32(b, v);
+        iw_pcapw_put32(b, v);
     } else {
         b[0] = (uint8_t)v;
         b[1] = (uint8_t)(v >> 8);
@@ -74,7 +60,7 @@ static void w32(cap *c, uint32_t v) {
 static void w16(cap *c, uint16_t v) {
     uint8_t b[2];
     if (c->fmt == F_PCAP_BE)
-        put16(b, v);
+        iw_pcapw_put16(b, v);
     else {
         b[0] = (uint8_t)v;
         b[1] = (uint8_t)(v >> 8);
@@ -163,59 +149,41 @@ static void cap_close(cap *c) {
 
 /* ---- packets ---- */
 
-typedef struct conn {
-    int af; /* 4 or 6 */
-    uint8_t ip[2][16];
-    uint16_t port[2];
-    uint32_t isn[2];
-    uint32_t ack[2]; /* what each side acknowledges */
-} conn;
-
-static uint16_t csum(const uint8_t *p, size_t n, uint32_t sum) {
-    for (size_t i = 0; i + 1 < n; i += 2)
-        sum += (uint32_t)(p[i] << 8 | p[i + 1]);
-    if (n & 1)
-        sum += (uint32_t)p[n - 1] << 8;
-    while (sum >> 16)
-        sum = (sum & 0xFFFF) + (sum >> 16);
-    return (uint16_t)~sum;
-}
+/* IP and TCP come from the shared writer (reference-stack/util/iw_pcapw.h);
+ * every segment's sequence number is given here, and each side
+ * acknowledges ack[side] (IW_PCAPW_FIXED_ACK). */
+typedef iw_pcapw_conn conn;
 
 /* Link header for an IP packet of version af; returns its length. */
 static size_t link_hdr(const cap *c, uint8_t *p, int af, int side) {
     uint16_t et = af == 4 ? 0x0800 : 0x86DD;
     switch (c->lt) {
     case LT_ETH: {
-        memset(p, 0, 12);
-        p[0] = 0x02;
-        p[5] = (uint8_t)(1 + !side);
-        p[6] = 0x02;
-        p[11] = (uint8_t)(1 + side);
+        size_t l = iw_pcapw_eth(p, af, side);
         if (c->vlan) {
-            put16(p + 12, 0x88A8); /* 802.1ad outer tag, then 802.1Q */
-            put16(p + 14, 100);
-            put16(p + 16, 0x8100);
-            put16(p + 18, 7);
-            put16(p + 20, et);
+            iw_pcapw_put16(p + 12, 0x88A8); /* 802.1ad outer tag, then 802.1Q */
+            iw_pcapw_put16(p + 14, 100);
+            iw_pcapw_put16(p + 16, 0x8100);
+            iw_pcapw_put16(p + 18, 7);
+            iw_pcapw_put16(p + 20, et);
             return 22;
         }
-        put16(p + 12, et);
-        return 14;
+        return l;
     }
     case LT_SLL:
         memset(p, 0, 16);
-        put16(p, side ? 0 : 4); /* to us / sent by us */
-        put16(p + 2, 1);
-        put16(p + 4, 6);
+        iw_pcapw_put16(p, side ? 0 : 4); /* to us / sent by us */
+        iw_pcapw_put16(p + 2, 1);
+        iw_pcapw_put16(p + 4, 6);
         p[6] = 0x02;
         p[11] = (uint8_t)(1 + side);
-        put16(p + 14, et);
+        iw_pcapw_put16(p + 14, et);
         return 16;
     case LT_SLL2:
         memset(p, 0, 20);
-        put16(p, et);
-        put32(p + 4, 2); /* interface index */
-        put16(p + 8, 1);
+        iw_pcapw_put16(p, et);
+        iw_pcapw_put32(p + 4, 2); /* interface index */
+        iw_pcapw_put16(p + 8, 1);
         p[10] = side ? 0 : 4;
         p[11] = 6;
         p[12] = 0x02;
@@ -230,7 +198,7 @@ static size_t link_hdr(const cap *c, uint8_t *p, int af, int side) {
         return 4;
     }
     case LT_LOOP:
-        put32(p, af == 4 ? 2 : c->null_af6);
+        iw_pcapw_put32(p, af == 4 ? 2 : c->null_af6);
         return 4;
     default: /* LT_RAW, LT_IPV4, LT_IPV6 */
         return 0;
@@ -241,87 +209,16 @@ static size_t link_hdr(const cap *c, uint8_t *p, int af, int side) {
 static size_t build(const cap *c, const conn *k, int side, uint32_t seq, uint8_t flags,
                     const uint8_t *data, size_t len, uint8_t *out) {
     size_t l = link_hdr(c, out, k->af, side);
-    uint8_t *ip = out + l;
-    size_t iph = k->af == 4 ? 20 : 40 + (c->v6ext ? 16 : 0);
-    uint8_t *th = ip + iph;
-    size_t opt = 0;
-    if (c->tcpopts)
-        opt = (flags & TH_SYN) ? 8 : 12;
-    size_t thl = 20 + opt;
-    /* TCP */
-    memset(th, 0, thl);
-    put16(th, k->port[side]);
-    put16(th + 2, k->port[!side]);
-    put32(th + 4, seq);
-    put32(th + 8, (flags & TH_ACK) ? k->ack[side] : 0);
-    th[12] = (uint8_t)((thl / 4) << 4);
-    th[13] = flags;
-    put16(th + 14, 65535);
-    if (opt == 8) { /* MSS 1460, NOP, window scale 7 */
-        th[20] = 2, th[21] = 4, put16(th + 22, 1460);
-        th[24] = 1, th[25] = 3, th[26] = 3, th[27] = 7;
-    } else if (opt == 12) { /* NOP, NOP, timestamps */
-        th[20] = 1, th[21] = 1, th[22] = 8, th[23] = 10;
-        put32(th + 24, seq ^ 0x5A5A5A5A);
-        put32(th + 28, 0x01020304);
-    }
-    if (len)
-        memcpy(th + thl, data, len);
-    /* IP */
-    if (k->af == 4) {
-        memset(ip, 0, 20);
-        ip[0] = 0x45;
-        put16(ip + 2, (uint16_t)(20 + thl + len));
-        put16(ip + 4, 1);
-        ip[6] = 0x40;
-        ip[8] = 64;
-        ip[9] = 6;
-        memcpy(ip + 12, k->ip[side], 4);
-        memcpy(ip + 16, k->ip[!side], 4);
-        put16(ip + 10, csum(ip, 20, 0));
-    } else {
-        memset(ip, 0, iph);
-        ip[0] = 0x60;
-        put16(ip + 4, (uint16_t)(iph - 40 + thl + len));
-        ip[6] = c->v6ext ? 0 : 6; /* Hop-by-Hop, then Destination Options, then TCP */
-        ip[7] = 64;
-        memcpy(ip + 8, k->ip[side], 16);
-        memcpy(ip + 24, k->ip[!side], 16);
-        if (c->v6ext) {
-            ip[40] = 60; /* HBH: next = Destination Options, 8 octets of PadN */
-            ip[41] = 0;
-            ip[42] = 1;
-            ip[43] = 4;
-            ip[48] = 6; /* Destination Options: next = TCP */
-            ip[49] = 0;
-            ip[50] = 1;
-            ip[51] = 4;
-        }
-    }
-    /* TCP checksum over the pseudo-header */
-    uint8_t ph[40];
-    size_t phl;
-    uint32_t tl = (uint32_t)(thl + len);
-    if (k->af == 4) {
-        memcpy(ph, k->ip[side], 4);
-        memcpy(ph + 4, k->ip[!side], 4);
-        ph[8] = 0;
-        ph[9] = 6;
-        put16(ph + 10, (uint16_t)tl);
-        phl = 12;
-    } else {
-        memcpy(ph, k->ip[side], 16);
-        memcpy(ph + 16, k->ip[!side], 16);
-        put32(ph + 32, tl);
-        memset(ph + 36, 0, 3);
-        ph[39] = 6;
-        phl = 40;
-    }
-    uint32_t sum = 0;
-    for (size_t i = 0; i < phl; i += 2)
-        sum += (uint32_t)(ph[i] << 8 | ph[i + 1]);
-    put16(th + 16, csum(th, tl, sum));
-    return l + iph + thl + len;
+    iw_pcapw_tcp t;
+    t.from = side;
+    t.seq = seq;
+    t.ack = (flags & IW_TH_ACK) ? k->ack[side] : 0;
+    t.flags = flags;
+    t.ipid = 1;
+    t.shape = (c->tcpopts ? IW_PCAPW_TCPOPTS : 0) | (c->v6ext ? IW_PCAPW_V6EXT : 0);
+    t.data = data;
+    t.len = len;
+    return l + iw_pcapw_build(out + l, k, &t);
 }
 
 static uint8_t pkt[70000];
@@ -431,16 +328,12 @@ static void conversation(stream *a, stream *b, bool markers, bool crc) {
 
 static conn conn_v4(uint8_t net, uint16_t sport, uint16_t dport, uint32_t isn0, uint32_t isn1) {
     conn k;
-    memset(&k, 0, sizeof k);
-    k.af = 4;
+    iw_pcapw_conn_init(&k, 4, isn0, isn1);
+    k.opts = IW_PCAPW_FIXED_ACK;
     k.ip[0][0] = 10, k.ip[0][1] = 9, k.ip[0][2] = net, k.ip[0][3] = 1;
     k.ip[1][0] = 10, k.ip[1][1] = 9, k.ip[1][2] = net, k.ip[1][3] = 2;
     k.port[0] = sport;
     k.port[1] = dport;
-    k.isn[0] = isn0;
-    k.isn[1] = isn1;
-    k.ack[0] = isn1 + 1;
-    k.ack[1] = isn0 + 1;
     return k;
 }
 
@@ -455,18 +348,18 @@ static conn conn_v6(uint16_t sport, uint16_t dport, uint32_t isn0, uint32_t isn1
 }
 
 static void handshake(cap *c, conn *k) {
-    seg(c, k, 0, k->isn[0], TH_SYN, NULL, 0);
-    seg(c, k, 1, k->isn[1], TH_SYN | TH_ACK, NULL, 0);
-    seg(c, k, 0, k->isn[0] + 1, TH_ACK, NULL, 0);
+    seg(c, k, 0, k->isn[0], IW_TH_SYN, NULL, 0);
+    seg(c, k, 1, k->isn[1], IW_TH_SYN | IW_TH_ACK, NULL, 0);
+    seg(c, k, 0, k->isn[0] + 1, IW_TH_ACK, NULL, 0);
 }
 
 /* Octets [off, off+len) of side's stream. */
 static void data(cap *c, conn *k, int side, const stream *s, size_t off, size_t len) {
-    seg(c, k, side, k->isn[side] + 1 + (uint32_t)off, TH_PSH | TH_ACK, s->buf + off, len);
+    seg(c, k, side, k->isn[side] + 1 + (uint32_t)off, IW_TH_PSH | IW_TH_ACK, s->buf + off, len);
 }
 
 static void fin(cap *c, conn *k, int side, size_t off) {
-    seg(c, k, side, k->isn[side] + 1 + (uint32_t)off, TH_FIN | TH_ACK, NULL, 0);
+    seg(c, k, side, k->isn[side] + 1 + (uint32_t)off, IW_TH_FIN | IW_TH_ACK, NULL, 0);
 }
 
 /* The whole conversation, in order, cut at mss. */
@@ -609,12 +502,12 @@ static void gen_gap(const char *dir) {
         data(&c, &k, 0, &A, 320, 100);
         if (variant == 1) {
             k.ack[1] = k.isn[0] + 1 + 420; /* the receiver got it all */
-            seg(&c, &k, 1, k.isn[1] + 21, TH_ACK, NULL, 0);
+            seg(&c, &k, 1, k.isn[1] + 21, IW_TH_ACK, NULL, 0);
         }
         data(&c, &k, 0, &A, 420, A.len - 420);
         data(&c, &k, 1, &B, 20, B.len - 20);
         if (variant == 2) {
-            seg(&c, &k, 0, k.isn[0] + 1 + (uint32_t)A.len, TH_RST, NULL, 0);
+            seg(&c, &k, 0, k.isn[0] + 1 + (uint32_t)A.len, IW_TH_RST, NULL, 0);
         } else {
             fin(&c, &k, 0, A.len);
             fin(&c, &k, 1, B.len);
@@ -636,11 +529,11 @@ static void gen_conflict(const char *dir) {
     uint8_t alt[100];
     memcpy(alt, A.buf + 40, 60);
     alt[10] ^= 0xFF; /* offset 50 */
-    seg(&c, &k, 0, k.isn[0] + 1 + 40, TH_PSH | TH_ACK, alt, 60);
+    seg(&c, &k, 0, k.isn[0] + 1 + 40, IW_TH_PSH | IW_TH_ACK, alt, 60);
     data(&c, &k, 0, &A, 220, 100); /* held */
     memcpy(alt, A.buf + 200, 100);
     alt[30] ^= 0x01; /* offset 230: held, differs; [200,220) is new and the same */
-    seg(&c, &k, 0, k.isn[0] + 1 + 200, TH_PSH | TH_ACK, alt, 100);
+    seg(&c, &k, 0, k.isn[0] + 1 + 200, IW_TH_PSH | IW_TH_ACK, alt, 100);
     data(&c, &k, 0, &A, 120, 100); /* fills [120,200); [200,220) came with the altered copy */
     data(&c, &k, 0, &A, 320, A.len - 320);
     data(&c, &k, 1, &B, 20, B.len - 20);
@@ -698,8 +591,8 @@ static void gen_not_iwarp(const char *dir) {
     static const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
     conn h = conn_v4(7, 50000, 80, 11, 22);
     handshake(&c, &h);
-    seg(&c, &h, 0, h.isn[0] + 1, TH_PSH | TH_ACK, (const uint8_t *)get, sizeof get - 1);
-    seg(&c, &h, 1, h.isn[1] + 1, TH_PSH | TH_ACK, (const uint8_t *)ok, sizeof ok - 1);
+    seg(&c, &h, 0, h.isn[0] + 1, IW_TH_PSH | IW_TH_ACK, (const uint8_t *)get, sizeof get - 1);
+    seg(&c, &h, 1, h.isn[1] + 1, IW_TH_PSH | IW_TH_ACK, (const uint8_t *)ok, sizeof ok - 1);
     /* random octets both ways */
     conn r = conn_v4(8, 50001, 5000, 33, 44);
     handshake(&c, &r);
@@ -712,13 +605,13 @@ static void gen_not_iwarp(const char *dir) {
             x = x * 1103515245u + 12345u;
             b[j] = (uint8_t)(x >> 16);
         }
-        seg(&c, &r, side, r.isn[side] + 1 + off[side], TH_PSH | TH_ACK, b, n);
+        seg(&c, &r, side, r.isn[side] + 1 + off[side], IW_TH_PSH | IW_TH_ACK, b, n);
         off[side] += (uint32_t)n;
     }
     /* a handshake and a reset, no payload */
     conn z = conn_v4(9, 50002, 6000, 55, 66);
     handshake(&c, &z);
-    seg(&c, &z, 1, z.isn[1] + 1, TH_RST | TH_ACK, NULL, 0);
+    seg(&c, &z, 1, z.isn[1] + 1, IW_TH_RST | IW_TH_ACK, NULL, 0);
     /* iWARP on an unusual port */
     conn w = conn_v4(10, 50003, 7777, 77, 88);
     conversation(&A, &B, false, true);
@@ -748,47 +641,47 @@ static void gen_malformed(const char *dir) {
     data(&c, &k, 1, &B, 0, 20);
     size_t n;
     /* cut Ethernet header */
-    n = build(&c, &k, 0, 9999, TH_ACK, A.buf, 10, pkt);
+    n = build(&c, &k, 0, 9999, IW_TH_ACK, A.buf, 10, pkt);
     cap_record_raw(&c, pkt, 10, 10);
     /* IPv4 total length beyond the frame */
-    n = build(&c, &k, 0, k.isn[0] + 21, TH_PSH | TH_ACK, A.buf + 20, 50, pkt);
-    put16(pkt + 14 + 2, 1400);
+    n = build(&c, &k, 0, k.isn[0] + 21, IW_TH_PSH | IW_TH_ACK, A.buf + 20, 50, pkt);
+    iw_pcapw_put16(pkt + 14 + 2, 1400);
     cap_record(&c, pkt, n);
     /* IHL 4 */
-    n = build(&c, &k, 0, k.isn[0] + 21, TH_PSH | TH_ACK, A.buf + 20, 50, pkt);
+    n = build(&c, &k, 0, k.isn[0] + 21, IW_TH_PSH | IW_TH_ACK, A.buf + 20, 50, pkt);
     pkt[14] = 0x44;
     cap_record(&c, pkt, n);
     /* TCP data offset 4 */
-    n = build(&c, &k, 0, k.isn[0] + 21, TH_PSH | TH_ACK, A.buf + 20, 50, pkt);
+    n = build(&c, &k, 0, k.isn[0] + 21, IW_TH_PSH | IW_TH_ACK, A.buf + 20, 50, pkt);
     pkt[14 + 20 + 12] = 0x40;
     cap_record(&c, pkt, n);
     /* TCP data offset beyond the IP payload */
-    n = build(&c, &k, 0, k.isn[0] + 21, TH_PSH | TH_ACK, NULL, 0, pkt);
+    n = build(&c, &k, 0, k.isn[0] + 21, IW_TH_PSH | IW_TH_ACK, NULL, 0, pkt);
     pkt[14 + 20 + 12] = 0xF0;
     cap_record(&c, pkt, n);
     /* IP version 5 */
-    n = build(&c, &k, 0, k.isn[0] + 21, TH_PSH | TH_ACK, A.buf + 20, 50, pkt);
+    n = build(&c, &k, 0, k.isn[0] + 21, IW_TH_PSH | IW_TH_ACK, A.buf + 20, 50, pkt);
     pkt[14] = 0x55;
     cap_record(&c, pkt, n);
     /* a record claiming more octets than were captured, cut inside IP */
-    n = build(&c, &k, 0, k.isn[0] + 21, TH_PSH | TH_ACK, A.buf + 20, 50, pkt);
+    n = build(&c, &k, 0, k.isn[0] + 21, IW_TH_PSH | IW_TH_ACK, A.buf + 20, 50, pkt);
     cap_record_raw(&c, pkt, 30, n);
     /* an IPv4 fragment, UDP and ARP: not TCP, skipped */
-    n = build(&c, &k, 0, k.isn[0] + 21, TH_PSH | TH_ACK, A.buf + 20, 50, pkt);
+    n = build(&c, &k, 0, k.isn[0] + 21, IW_TH_PSH | IW_TH_ACK, A.buf + 20, 50, pkt);
     pkt[14 + 6] = 0x20; /* MF */
     cap_record(&c, pkt, n);
-    n = build(&c, &k, 0, k.isn[0] + 21, TH_PSH | TH_ACK, A.buf + 20, 50, pkt);
+    n = build(&c, &k, 0, k.isn[0] + 21, IW_TH_PSH | IW_TH_ACK, A.buf + 20, 50, pkt);
     pkt[14 + 9] = 17;
     cap_record(&c, pkt, n);
     memset(pkt, 0, 60);
-    put16(pkt + 12, 0x0806);
+    iw_pcapw_put16(pkt + 12, 0x0806);
     cap_record(&c, pkt, 60);
     /* IPv6 with a cut extension header, and an IPv6 fragment */
     conn k6 = conn_v6(41201, 4791, 1, 2);
     c.v6ext = true;
-    n = build(&c, &k6, 0, 1, TH_SYN, NULL, 0, pkt);
+    n = build(&c, &k6, 0, 1, IW_TH_SYN, NULL, 0, pkt);
     cap_record_raw(&c, pkt, 14 + 40 + 4, n);
-    n = build(&c, &k6, 0, 1, TH_SYN, NULL, 0, pkt);
+    n = build(&c, &k6, 0, 1, IW_TH_SYN, NULL, 0, pkt);
     pkt[14 + 40] = 44; /* Hop-by-Hop, then a Fragment header */
     pkt[14 + 48] = 6;  /* ... then TCP */
     pkt[14 + 48 + 2] = 0;
