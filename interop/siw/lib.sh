@@ -1,0 +1,82 @@
+# shellcheck disable=SC2034  # the variables are for the scripts that source this
+# shellcheck shell=bash
+# Shared settings and helpers for interop/siw/*.sh (sourced, not run).
+#
+# Everything is configurable through the environment; docs/siw.md lists it all.
+
+IWK_SIW_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# --- what the guest is -------------------------------------------------------
+# Debian suite and mirror of the guest root.
+: "${IWK_SIW_SUITE:=bookworm}"
+: "${IWK_SIW_MIRROR:=http://deb.debian.org/debian}"
+: "${IWK_SIW_SECURITY_MIRROR:=http://deb.debian.org/debian-security}"
+# The guest kernel, chosen on purpose: the Debian package version of
+# linux-image-amd64 / linux-source-6.1 to use. 6.1.176-1 (ABI 6.1.0-50) is the
+# kernel of the bookworm point release in the main archive (not a security
+# upload), so it stays downloadable until the next point release and the cache
+# key stays put between security uploads. "auto" takes the newest kernel the
+# guest's apt sees (bookworm + bookworm-security). If the pinned version has
+# left the mirror, build-guest.sh falls back to "auto" with a WARNING and
+# records what it used (manifest.env); bump the pin here then.
+: "${IWK_SIW_KVERSION:=6.1.176-1}"
+# Packages of the guest root besides debootstrap's minbase.
+IWK_SIW_PACKAGES=(
+  # RDMA user space and the tools the tests use
+  rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
+  iproute2 tcpdump
+  # boot and control: modules, initramfs, the control agent's listener
+  kmod initramfs-tools zstd socat procps
+  # building siw.ko (linux-headers pulls gcc-12) and, later, iwarp-agent
+  build-essential cmake pkg-config libibverbs-dev librdmacm-dev xz-utils
+  libpcap-dev   # the project's configure step needs it (build-agent.sh)
+)
+
+# --- where things go ---------------------------------------------------------
+: "${IWK_SIW_CACHE:=${HOME:-/root}/.cache/iwarpkit-siw}"
+# One guest instance = one run dir (qemu pid, serial log, overlay disk, logs,
+# captures). Two guests at once need two run dirs and two port sets.
+: "${IWK_SIW_RUN:=/tmp/iwk-siw-$(id -u)}"
+
+# --- guest resources and ports -----------------------------------------------
+: "${IWK_SIW_MEM:=2048}"          # MiB
+: "${IWK_SIW_SMP:=2}"
+# Host ports (bound on 127.0.0.1 only) forwarded into the guest by qemu's user
+# network. CTL: the harness's command channel (guest port 7399). AGENT:
+# iwarp-agent's agent protocol (guest port 7400). FWD: extra RDMA listener
+# ports, "HOST:GUEST" or "PORT" (same both sides), space separated; 18515 is
+# perftest's default port.
+: "${IWK_SIW_CTL_PORT:=7399}"
+: "${IWK_SIW_AGENT_PORT:=7400}"
+: "${IWK_SIW_FWD:=18515 7401 7402 7403 7404}"
+# Guest -> host forwards (the guest cannot reach anything else: restrict=on).
+# "PORT" makes 10.0.2.100:PORT in the guest reach 127.0.0.1:PORT on the host.
+: "${IWK_SIW_GUESTFWD:=}"
+IWK_SIW_GUEST_CTL_PORT=7399
+IWK_SIW_GUEST_AGENT_PORT=7400
+IWK_SIW_GUEST_ADDR=10.0.2.15
+
+# --- timeouts (seconds) ------------------------------------------------------
+: "${IWK_SIW_BOOT_TIMEOUT:=300}"  # qemu start -> control agent answers
+: "${IWK_SIW_RUN_TIMEOUT:=120}"   # default for one 'run'
+: "${IWK_SIW_IO_TIMEOUT:=120}"    # one copy-in / copy-out
+
+# --- exit codes ----------------------------------------------------------------
+IWK_EXIT_SKIP=77        # cannot build/boot here (no root, no mirror, no qemu)
+IWK_EXIT_CRASH=200      # the guest kernel oopsed/panicked (qemu killed)
+IWK_EXIT_DOWN=201       # guest not running / control channel unreachable
+
+iwk_log()  { printf '[siw %s] %s\n' "$(date +%T)" "$*" >&2; }
+iwk_warn() { printf '[siw %s] WARNING: %s\n' "$(date +%T)" "$*" >&2; }
+iwk_die()  { printf '[siw %s] ERROR: %s\n' "$(date +%T)" "$1" >&2; exit "${2:-1}"; }
+iwk_skip() { printf '[siw %s] SKIP: %s\n' "$(date +%T)" "$*" >&2; exit "$IWK_EXIT_SKIP"; }
+
+# The guest image the scripts use: $IWK_SIW_GUEST or the cache's "current".
+iwk_guest_dir() {
+  if [[ -n "${IWK_SIW_GUEST:-}" ]]; then printf '%s\n' "$IWK_SIW_GUEST"
+  else printf '%s\n' "$IWK_SIW_CACHE/current"; fi
+}
+
+# Crash signatures on the serial console (printk of an oops, BUG or panic).
+IWK_CRASH_RE='Kernel panic - not syncing|Oops: |BUG: unable to handle|BUG: kernel NULL pointer|kernel BUG at|general protection fault|BUG: soft lockup|rcu_sched self-detected stall|rcu: INFO: rcu_preempt self-detected stall|BUG: KASAN|BUG: scheduling while atomic'
+IWK_WARN_RE='WARNING: CPU: [0-9]+ PID: [0-9]+'
