@@ -18,3 +18,17 @@ cmake --build build/asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan --output-on-failure -j"$jobs"
+
+# Interop with Linux soft-iWARP in a qemu guest (docs/siw.md): run when this
+# machine can (root, the Debian mirror, time left), reported either way but
+# not yet a gate while the interop work is in progress. IWK_SIW=0 skips it.
+if [ "${IWK_SIW:-1}" != 0 ]; then
+  echo "== siw interop (ctest -L siw, opt-in, at most 20 min)"
+  siw_rc=0
+  timeout 1200 ctest --test-dir build/gcc -L siw --output-on-failure || siw_rc=$?
+  case $siw_rc in
+    0) echo "siw interop: PASSED (or SKIPPED, see above)";;
+    124) echo "siw interop: TIMED OUT after 20 min (not a gate yet)";;
+    *) echo "siw interop: FAILED with status $siw_rc (not a gate yet; see output above)";;
+  esac
+fi
