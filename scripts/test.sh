@@ -10,14 +10,15 @@ jobs=$(nproc 2>/dev/null || echo 2)
 echo "== gcc build and tests"
 cmake -S . -B build/gcc -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build/gcc -j"$jobs"
-ctest --test-dir build/gcc --output-on-failure -j"$jobs"
+mkdir -p build
+ctest --test-dir build/gcc --output-on-failure -j"$jobs" | tee build/ctest-gcc.log
 
 echo "== clang + ASan + UBSan build and tests"
 cmake -S . -B build/asan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DIW_SANITIZE=ON >/dev/null
 cmake --build build/asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build/asan --output-on-failure -j"$jobs"
+  ctest --test-dir build/asan --output-on-failure -j"$jobs" | tee build/ctest-asan.log
 
 # Interop with Linux soft-iWARP in a qemu guest (docs/siw.md): run when this
 # machine can (root, the Debian mirror, time left), reported either way but
@@ -32,3 +33,15 @@ if [ "${IWK_SIW:-1}" != 0 ]; then
     *) echo "siw interop: FAILED with status $siw_rc (not a gate yet; see output above)";;
   esac
 fi
+
+# One closing line for both gated runs: "N passed, N failed, N skipped".
+summary() { # ctest log -> "passed failed skipped"
+  local total failed notrun
+  total=$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' "$1" | tail -1)
+  failed=$(sed -n 's/.*passed, \([0-9]*\) tests failed out of.*/\1/p' "$1" | tail -1)
+  notrun=$(grep -c -E 'Not Run|\*\*\*Skipped| Skipped ' "$1" || true)
+  echo "$(( ${total:-0} - ${failed:-0} )) ${failed:-0} ${notrun:-0}"
+}
+read -r p1 f1 s1 < <(summary build/ctest-gcc.log)
+read -r p2 f2 s2 < <(summary build/ctest-asan.log)
+echo "tests: $((p1 + p2)) passed, $((f1 + f2)) failed, $((s1 + s2)) skipped"
