@@ -151,7 +151,7 @@ static int agent_post_send(const iw_json_doc *d, const iw_json *o, iw_agent_req 
         snprintf(err, el, "unknown post_send kind '%.40s'", kind);
         return -1;
     }
-    uint64_t v;
+    uint64_t v = 0; /* absent optional fields read as 0 */
     bool inv = r->kind == IW_AGENT_KIND_SEND_INV || r->kind == IW_AGENT_KIND_SEND_SE_INV;
     if (iw_json_u64(d, o, "inv_stag", inv, U32MAX, &v, err, el) < 0)
         return -1;
