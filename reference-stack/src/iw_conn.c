@@ -196,7 +196,10 @@ static int conn_rejected(iw_conn *c) {
     c->closed_reported = true;
     iw_event ev = {.type = IW_EV_REJECTED, .info = &c->info, .close = IW_CLOSE_MPA_REJECTED,
                    .rfc = "RFC 5044 §7.1.2"};
-    return iw_conn_emit(c, &ev);
+    int rc = iw_conn_emit(c, &ev);
+    /* Work posted before the reject completes, flushed (RFC 5040 §5.4). */
+    int rf = iw_conn_flush(c, IW_WC_FLUSHED);
+    return rc ? rc : rf;
 }
 
 static int conn_connected(iw_conn *c) {
@@ -449,8 +452,7 @@ int iw_conn_fail_terminate(iw_conn *c, uint16_t triple, const char *rfc, const u
         th->rreq.src_stag = iw_get_u32(rreq + 16);
         th->rreq.src_to = iw_get_u64(rreq + 20);
     }
-    iw_conn_flush(c, IW_WC_FLUSHED);
-    return 0;
+    return iw_conn_flush(c, IW_WC_FLUSHED);
 }
 
 /* Report finished work requests from the head of the completion queue:
@@ -485,7 +487,7 @@ int iw_conn_complete(iw_conn *c, uint32_t seq, iw_wc_status st, uint32_t len, ui
     return conn_cq_drain(c);
 }
 
-void iw_conn_flush(iw_conn *c, iw_wc_status st) {
+int iw_conn_flush(iw_conn *c, iw_wc_status st) {
     /* Operations not yet given to DDP complete in error (RFC 5040 §5.4),
      * still in submission order (§5.5 rule 15). An FPDU half written to
      * the LLP finishes going out, but its message is no longer queued. */
@@ -500,15 +502,20 @@ void iw_conn_flush(iw_conn *c, iw_wc_status st) {
             e->status = st;
         }
     }
-    conn_cq_drain(c);
+    /* Everything is flushed even if a callback fails; the first failure
+     * is what the engine call returns (IW_ERR_CALLBACK). */
+    int rc = conn_cq_drain(c);
     while (c->rq.count) {
         rq_ent *r = iw_ring_at(&c->rq, 0);
         iw_event ev = {.type = IW_EV_RECV, .status = st, .wr_id = r->wr_id};
-        iw_conn_emit(c, &ev);
         iw_ring_pop(&c->rq);
+        int e = iw_conn_emit(c, &ev);
+        if (!rc)
+            rc = e;
     }
     c->resp.count = 0;
     c->resp.head = 0;
+    return rc;
 }
 
 int iw_conn_close_with(iw_conn *c, iw_close_reason why) {
@@ -517,12 +524,13 @@ int iw_conn_close_with(iw_conn *c, iw_close_reason why) {
     c->state = IW_CONN_CLOSED;
     c->mpa_out_off = c->mpa_out_len; /* a closed stream sends nothing more */
     c->rx = RX_IDLE;
-    iw_conn_flush(c, IW_WC_FLUSHED);
+    int rc = iw_conn_flush(c, IW_WC_FLUSHED);
     if (c->closed_reported)
-        return 0;
+        return rc;
     c->closed_reported = true;
     iw_event ev = {.type = IW_EV_CLOSED, .close = why, .rfc = iw_close_rfc(why)};
-    return iw_conn_emit(c, &ev);
+    int e = iw_conn_emit(c, &ev);
+    return rc ? rc : e;
 }
 
 int iw_conn_rx_eof(iw_conn *c, iw_tstamp now) {

@@ -206,7 +206,7 @@ int iw_conn_fail_terminate(iw_conn *c, uint16_t triple, const char *rfc, const u
                            size_t ddp_len, uint16_t seg_len, const uint8_t *rreq, bool with_hdr);
 int iw_conn_close_with(iw_conn *c, iw_close_reason why);
 int iw_conn_mpa_rx(iw_conn *c); /* a complete MPA frame is in mpa_in */
-void iw_conn_flush(iw_conn *c, iw_wc_status st);
+int iw_conn_flush(iw_conn *c, iw_wc_status st); /* IW_ERR_CALLBACK if a callback failed */
 /* Work request seq finished; report it and every finished one behind it. */
 int iw_conn_complete(iw_conn *c, uint32_t seq, iw_wc_status st, uint32_t len, uint64_t orig);
 

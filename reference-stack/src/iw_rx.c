@@ -484,8 +484,8 @@ static int rx_complete_term(iw_conn *c, const iw_rdmap_msg *m) {
         c->tx.src = TXQ_NONE;
     c->rx = RX_DRAIN;
     int rc = iw_conn_emit(c, &ev);
-    iw_conn_flush(c, IW_WC_REMOTE_ERROR);
-    return rc;
+    int rf = iw_conn_flush(c, IW_WC_REMOTE_ERROR);
+    return rc ? rc : rf;
 }
 
 /* The Terminate for the FPDU just received; with IW_FAULT_SKIP for this
@@ -770,7 +770,9 @@ static size_t rx_fast_fpdu(iw_conn *c, const uint8_t *in, size_t len) {
     /* RFC 5044 §6: the whole FPDU is here, so verify it before DDP places
      * anything (rx_fpdu_done then raises the CRC error). */
     if (c->rx_crc) {
-        c->rx_crc_state = iw_crc32c_update(IW_CRC32C_INIT, in, total - IW_MPA_CRC_LEN);
+        /* From the state so far: a leading marker may have come alone in an
+         * earlier read and is covered too (RFC 5044 §4.4). */
+        c->rx_crc_state = iw_crc32c_update(c->rx_crc_state, in, total - IW_MPA_CRC_LEN);
         if ((uint32_t)~c->rx_crc_state != iw_crc32c_get(in + total - IW_MPA_CRC_LEN) &&
             !iw_fault(c, IW_FAULT_ACCEPT_BAD_CRC))
             c->pay_dst = NULL;
