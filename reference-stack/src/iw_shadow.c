@@ -550,6 +550,13 @@ int iw_shadow_fpdu(iw_shadow *sh, unsigned dir, const iw_rdmap_msg *m, size_t ul
         end_kill(r, id); /* the stateless verdict is this FPDU's Terminate */
         return 0;
     }
+    /* A control message split over segments: RFC 5041 §5.2 allows it, the
+     * engine refuses it (docs/architecture.md), so which check a receiver
+     * meets first is its own choice: no stateful verdict is given. */
+    if (m->notes & IW_NOTE(CONTROL_SEGMENTED)) {
+        res->judged = false;
+        return 0;
+    }
     uint32_t hl = m->ddp.tagged ? IW_DDP_TAGGED_HDR_LEN : IW_DDP_UNTAGGED_HDR_LEN;
     uint32_t pay = ulpdu_len > hl ? (uint32_t)(ulpdu_len - hl) : 0; /* DDP payload */
     switch (m->opcode) {
