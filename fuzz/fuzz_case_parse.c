@@ -1,6 +1,7 @@
-/* libFuzzer harness for the two pure parsers a user feeds text to: case
- * scripts and expected-deviations files. Built with IW_FUZZ=ON (clang,
- * libFuzzer); the shipped cases are its seed corpus. */
+/* The conformance runner's two pure parsers a user feeds text to: case
+ * scripts and expected-deviations files. Invariant: any input parses or is
+ * refused with a message, without crashing or leaking. Seeds: the shipped
+ * cases and deviations files. */
 #include <stddef.h>
 #include <stdint.h>
 

@@ -1,21 +1,32 @@
 #!/usr/bin/env python3
-"""Deframer seeds from captures: each TCP direction of each pcap, reassembled
-in sequence order, becomes one fuzz_mpa_deframe input whose chunk lengths
-are the capture's own first segment sizes (so the seed splits the stream
-where the network did).
+"""Seeds from captures.
 
-    fuzz/pcap-seeds.py OUT_DIR PCAP...
+    fuzz/pcap-seeds.py [--target fuzz_mpa_deframe|fuzz_plugin] OUT_DIR PCAP...
 
-Input layout (see fuzz/fuzz_mpa_deframe.c): [cfg][stream_pos:4][nsplit]
-[nsplit x chunk:2][stream]. A stream that opens with an MPA key starts in
-IW_DF_START_RR, anything else in IW_DF_START_FPDU at grid position 0;
-markers and CRC are AUTO. Streams are cut to the target's max_len.
-Classic little/big-endian pcap with Ethernet + IPv4/IPv6 only."""
+fuzz_mpa_deframe (the default): each TCP direction of each pcap, reassembled
+in sequence order, becomes one input whose chunk lengths are the capture's
+own first segment sizes (so the seed splits the stream where the network
+did). Input layout (see fuzz/fuzz_mpa_deframe.c): [cfg][stream_pos:4]
+[nsplit][nsplit x chunk:2][stream]. A stream that opens with an MPA key
+starts in IW_DF_START_RR, anything else in IW_DF_START_FPDU at grid
+position 0; markers and CRC are AUTO.
+
+fuzz_plugin: each capture's TCP payload segments, in capture order, become
+the records of one fuzz_plugin input ([cfg][ctl][len:2][octets]...; see
+fuzz/fuzz_plugin.c): ctl bit 0 is the direction (0: whoever sent first),
+bit 1 marks a segment that starts before the data already sent in its
+direction (a retransmission). Two seeds per capture: the dissector bound
+by Decode As, and found by the heuristic (mid-stream when the capture has
+no SYN).
+
+Inputs are cut to the target's max_len. Classic little/big-endian pcap with
+Ethernet + IPv4/IPv6 only."""
 import os
 import struct
 import sys
 
 MAX_LEN = 8192  # fuzz_mpa_deframe.options
+PLUGIN_MAX_LEN = 16384  # fuzz_plugin.options
 START_RR, START_FPDU = 2, 3  # iw_df_start - IW_DF_START_REQUEST
 
 
@@ -84,8 +95,49 @@ def reassemble(isn, segs):
     return bytes(buf), sizes
 
 
+def plugin_seeds(out_dir, path):
+    name = os.path.splitext(os.path.basename(path))[0]
+    first, nxt, recs, syn = None, {}, b"", False
+    for frame in packets(path):
+        t = tcp_segments(frame)
+        if t is None:
+            continue
+        key, seq, flags, payload = t
+        syn |= bool(flags & 0x02)
+        if first is None:
+            first = key
+        if flags & 0x02:
+            nxt[key] = seq + 1
+        if not payload:
+            continue
+        d = 0 if key == first else 1
+        exp = nxt.get(key, seq)
+        ctl = d | (0x02 if ((seq - exp) & 0xFFFFFFFF) >= 0x80000000 else 0)
+        recs += struct.pack(">BH", ctl, len(payload)) + payload
+        nxt[key] = max(exp, seq + len(payload)) if ctl & 0x02 else seq + len(payload)
+    if not recs:
+        return
+    # cfg: TCP and MPA reassembly, CRC checks; bit 0 Decode As, bit 3 mid-stream.
+    for suffix, cfg in (("decode_as", 0x27), ("heuristic", 0x26 | (0 if syn else 0x08))):
+        fname = f"capture_{name}_{suffix}"
+        with open(os.path.join(out_dir, fname), "wb") as f:
+            f.write((bytes([cfg]) + recs)[:PLUGIN_MAX_LEN])
+        print(f"{fname}: {len(recs)} octets of records")
+
+
 def main():
-    out_dir, pcaps = sys.argv[1], sys.argv[2:]
+    args = sys.argv[1:]
+    target = "fuzz_mpa_deframe"
+    if args[:1] == ["--target"]:
+        target, args = args[1], args[2:]
+    out_dir, pcaps = args[0], args[1:]
+    if target == "fuzz_plugin":
+        os.makedirs(out_dir, exist_ok=True)
+        for path in pcaps:
+            plugin_seeds(out_dir, path)
+        return
+    if target != "fuzz_mpa_deframe":
+        raise SystemExit(f"unknown target {target}")
     os.makedirs(out_dir, exist_ok=True)
     for path in pcaps:
         name = os.path.splitext(os.path.basename(path))[0]

@@ -21,7 +21,7 @@ while getopts "t:b:o:h" opt; do
   esac
 done
 shift $((OPTIND - 1))
-if (($#)); then targets=("$@"); else mapfile -t targets < <(grep -E '^[a-z0-9_]+$' "$repo/fuzz/fuzzers.txt"); fi
+if (($#)); then targets=("$@"); else mapfile -t targets < <(awk '/^[a-z0-9_]+( +[a-z]+)*$/ {print $1}' "$repo/fuzz/fuzzers.txt"); fi
 
 if ! command -v afl-clang-fast >/dev/null; then
   [ "$(id -u)" -eq 0 ] || { echo "afl++ is missing: apt-get install afl++" >&2; exit 1; }

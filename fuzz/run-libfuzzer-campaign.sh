@@ -7,7 +7,8 @@
 # Defaults: 300 s per target, build/fuzz (clang, -DIW_FUZZ=ON), out/libfuzzer/,
 # every target in fuzz/fuzzers.txt. Each target runs under nice -n 19 with
 # -jobs=1 on OUT_DIR/<target>/corpus (seeded from fuzz/corpus/<target>/ and
-# kept between runs, so campaigns add up). Crash inputs land in
+# kept between runs, so campaigns add up), and prints wall and CPU seconds,
+# executions, exec/s, cov, ft and crashes. Crash inputs land in
 # OUT_DIR/<target>/artifacts/. FUZZ_BIN_DIR=dir uses prebuilt binaries
 # instead of building.
 #
@@ -23,11 +24,11 @@ while getopts "t:b:o:mh" opt; do
     b) build=$OPTARG ;;
     o) out=$OPTARG ;;
     m) merge=1 ;;
-    *) sed -n '2,17p' "$0"; exit 2 ;;
+    *) sed -n '2,18p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-if (($#)); then targets=("$@"); else mapfile -t targets < <(grep -E '^[a-z0-9_]+$' "$repo/fuzz/fuzzers.txt"); fi
+if (($#)); then targets=("$@"); else mapfile -t targets < <(awk '/^[a-z0-9_]+( +[a-z]+)*$/ {print $1}' "$repo/fuzz/fuzzers.txt"); fi
 
 bin=${FUZZ_BIN_DIR:-}
 if [ -z "$bin" ]; then
@@ -40,18 +41,25 @@ fi
 for t in "${targets[@]}"; do
   d=$out/$t
   max_len=$(sed -n 's/^max_len *= *//p' "$repo/fuzz/$t.options")
+  # The target's other libFuzzer options (detect_leaks, ...), as OSS-Fuzz passes them.
+  mapfile -t opts < <(sed -n 's/^\([a-z_]*\) *= *\(.*\)$/-\1=\2/p' "$repo/fuzz/$t.options" |
+                      grep -v -e '^-dict=' -e '^-max_len=' || true)
   mkdir -p "$d/corpus" "$d/artifacts"
   cp -n "$repo/fuzz/corpus/$t"/* "$d/corpus/" 2>/dev/null || true
 
   if ((secs > 0)); then
     # -jobs=1 runs one worker process that logs to fuzz-0.log in the cwd.
-    (cd "$d" && nice -n 19 "$bin/$t" -jobs=1 -max_total_time="$secs" -rss_limit_mb=2048 \
-      -max_len="$max_len" -dict="$repo/fuzz/dict/$t.dict" -print_final_stats=1 \
+    # /usr/bin/time adds the worker's CPU seconds (the machine is shared:
+    # wall time overstates the fuzzing done).
+    (cd "$d" && nice -n 19 /usr/bin/time -f '%U %S' -o "$d/cpu" \
+      "$bin/$t" -jobs=1 -max_total_time="$secs" -rss_limit_mb=2048 \
+      -max_len="$max_len" "${opts[@]}" -dict="$repo/fuzz/dict/$t.dict" -print_final_stats=1 \
       -artifact_prefix="$d/artifacts/" corpus >/dev/null 2>&1) || true
     log=$d/fuzz-$(date +%Y%m%d-%H%M%S).log
     mv "$d/fuzz-0.log" "$log"
-    last=$(grep -E '^#[0-9]+' "$log" | tail -1)
-    printf '%-18s execs %s, exec/s %s, %s, %s, crashes: %s\n' "$t" \
+    last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
+    cpu=$(awk '{printf "%d", $1 + $2}' "$d/cpu" 2>/dev/null || echo "?")
+    printf '%-18s %ss wall, %ss CPU, execs %s, exec/s %s, %s, %s, crashes: %s\n' "$t" "$secs" "$cpu" \
       "$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")" \
       "$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")" \
       "$(grep -o 'cov: [0-9]*' <<<"$last")" "$(grep -o 'ft: [0-9]*' <<<"$last")" \
@@ -63,7 +71,7 @@ for t in "${targets[@]}"; do
     # Named seeds first (they document content), then what adds coverage.
     min=$(mktemp -d)
     find "$repo/fuzz/corpus/$t" -type f ! -regex '.*/[0-9a-f]\{40\}' -exec cp {} "$min/" \;
-    nice -n 19 "$bin/$t" -merge=1 -max_len="$max_len" -rss_limit_mb=2048 "$min" \
+    nice -n 19 "$bin/$t" -merge=1 -max_len="$max_len" "${opts[@]}" -rss_limit_mb=2048 "$min" \
       "$repo/fuzz/corpus/$t" "$d/corpus" >"$d/merge.log" 2>&1
     rm -rf "$repo/fuzz/corpus/$t" && mv "$min" "$repo/fuzz/corpus/$t" && chmod 755 "$repo/fuzz/corpus/$t"
     echo "    merged: $(ls "$repo/fuzz/corpus/$t" | wc -l) files, $(du -sh "$repo/fuzz/corpus/$t" | cut -f1)"

@@ -1,14 +1,24 @@
 # ctest driver for a fuzz-smoke test: a bounded libFuzzer run on a scratch
 # copy of the corpus (libFuzzer adds what it finds to the first corpus dir,
 # and the source tree must stay untouched). Crash inputs go to WORK/artifacts.
-#   cmake -DFUZZER= -DCORPUS= -DWORK= -DDICT= -DMAX_LEN= -DSECONDS= -P smoke.cmake
+#   cmake -DFUZZER= -DCORPUS= -DWORK= -DDICT= -DOPTIONS= -DSECONDS= -P smoke.cmake
+# Every "key = value" of OPTIONS (the target's .options) but dict becomes
+# -key=value, as OSS-Fuzz passes them.
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}/corpus" "${WORK}/artifacts")
 file(GLOB seeds "${CORPUS}/*")
 file(COPY ${seeds} DESTINATION "${WORK}/corpus")
+file(STRINGS "${OPTIONS}" lines REGEX "^[a-z_]+ *= *")
+set(opts "")
+foreach(line IN LISTS lines)
+  string(REGEX REPLACE "^([a-z_]+) *= *(.*)$" "-\\1=\\2" opt "${line}")
+  if(NOT opt MATCHES "^-dict=")
+    list(APPEND opts "${opt}")
+  endif()
+endforeach()
 execute_process(
   COMMAND "${FUZZER}" -max_total_time=${SECONDS} -rss_limit_mb=2048 -timeout=25
-          -max_len=${MAX_LEN} -dict=${DICT} -print_final_stats=1
+          ${opts} -dict=${DICT} -print_final_stats=1
           -artifact_prefix=${WORK}/artifacts/ "${WORK}/corpus"
   RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)

@@ -20,6 +20,13 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan --output-on-failure -j"$jobs" | tee build/ctest-asan.log
 
+echo "== libFuzzer smoke: each harness in fuzz/fuzzers.txt fuzzes briefly under ASan + UBSan"
+cmake -S . -B build/fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DIW_FUZZ=ON \
+  -DIW_FUZZ_SMOKE_SECONDS=15 -DIW_BUILD_BENCH=OFF >/dev/null
+mapfile -t fuzzers < <(grep -E '^fuzz_' fuzz/fuzzers.txt | awk '{print $1}')
+cmake --build build/fuzz -j"$jobs" --target "${fuzzers[@]}"
+ctest --test-dir build/fuzz -L fuzz-smoke --output-on-failure -j"$jobs" | tee build/ctest-fuzz.log
+
 # Interop with Linux soft-iWARP in a qemu guest (docs/siw.md): run when this
 # machine can (root, the Debian mirror, time left), reported either way but
 # not yet a gate while the interop work is in progress. IWK_SIW=0 skips it.
@@ -34,7 +41,7 @@ if [ "${IWK_SIW:-1}" != 0 ]; then
   esac
 fi
 
-# One closing line for both gated runs: "N passed, N failed, N skipped".
+# One closing line for the gated runs: "N passed, N failed, N skipped".
 summary() { # ctest log -> "passed failed skipped"
   local total failed notrun
   total=$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' "$1" | tail -1)
@@ -44,4 +51,5 @@ summary() { # ctest log -> "passed failed skipped"
 }
 read -r p1 f1 s1 < <(summary build/ctest-gcc.log)
 read -r p2 f2 s2 < <(summary build/ctest-asan.log)
-echo "tests: $((p1 + p2)) passed, $((f1 + f2)) failed, $((s1 + s2)) skipped"
+read -r p3 f3 s3 < <(summary build/ctest-fuzz.log)
+echo "tests: $((p1 + p2 + p3)) passed, $((f1 + f2 + f3)) failed, $((s1 + s2 + s3)) skipped"

@@ -28,10 +28,48 @@ for c in "$src"/reference-stack/src/*.c; do
 done
 ar rcs "$work/libiwarp.a" "$work"/obj/*.o
 
+# A line of fuzzers.txt is "<target> [needs...]"; each need adds sources,
+# compiled with the target's flags. "wireshark" needs libwireshark's
+# development files (pkg-config wireshark) at build time and its shared
+# libraries at run time: OSS-Fuzz's images have neither, so there the plugin
+# harness is skipped with a message (docs/fuzzing.md).
 # Link with $CXX: engines other than libFuzzer ship as C++ static libraries.
-grep -E '^[a-z0-9_]+$' "$src/fuzz/fuzzers.txt" | while read -r target; do
-  $CC $CFLAGS "${cflags[@]}" -c "$src/fuzz/$target.c" -o "$work/$target.o"
-  $CXX $CXXFLAGS "$work/$target.o" "$work/libiwarp.a" $LIB_FUZZING_ENGINE -o "$OUT/$target"
+grep -E '^[a-z0-9_]+( +[a-z]+)*$' "$src/fuzz/fuzzers.txt" | while read -r target needs; do
+  extra=() flags=("${cflags[@]}") libs=()
+  for need in $needs; do
+    case $need in
+      peer)
+        extra+=("$src/reference-stack/tests/iw_engine_peer.c")
+        flags+=(-I"$src/reference-stack/tests") ;;
+      agent)
+        extra+=("$src/reference-stack/target/iw_agent.c" "$src/reference-stack/util/iw_json.c")
+        flags+=(-I"$src/reference-stack/target" -I"$src/reference-stack/util") ;;
+      case)
+        extra+=("$src"/conformance/src/iwc_case.c "$src"/conformance/src/iwc_dev.c
+                "$src"/conformance/src/iwc_util.c)
+        flags+=(-I"$src/conformance/src") ;;
+      wireshark)
+        if ! pkg-config --exists wireshark 2>/dev/null; then
+          echo "skipped $target: libwireshark development files not found (pkg-config wireshark)"
+          continue 2
+        fi
+        extra+=("$src"/dissector/plugin.c "$src"/dissector/packet-iwarpkit-*.c)
+        # glib's headers need GNU extensions, as for the plugin's own build.
+        flags+=(-std=gnu11 $(pkg-config --cflags wireshark) -I"$src/dissector"
+                -DIWK_PLUGIN_VERSION=\"fuzz\")
+        libs+=($(pkg-config --libs wireshark) -lwiretap) ;; # wtap_init: not in wireshark.pc
+      *)
+        echo "fuzzers.txt: $target: unknown need '$need'" >&2
+        exit 1 ;;
+    esac
+  done
+  objs=()
+  for c in "$src/fuzz/$target.c" "${extra[@]}"; do
+    o=$work/$target-$(basename "${c%.c}").o
+    $CC $CFLAGS "${flags[@]}" -c "$c" -o "$o"
+    objs+=("$o")
+  done
+  $CXX $CXXFLAGS "${objs[@]}" "$work/libiwarp.a" "${libs[@]}" $LIB_FUZZING_ENGINE -o "$OUT/$target"
   cp "$src/fuzz/dict/$target.dict" "$OUT/$target.dict"
   cp "$src/fuzz/$target.options" "$OUT/$target.options"
   rm -f "$OUT/${target}_seed_corpus.zip"
