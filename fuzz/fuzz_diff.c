@@ -57,8 +57,8 @@
  *    1/2/3, 1/2/4, 1/2/5; shadow.h names only 1/2/2 and 1/2/5, see
  *    docs/fuzzing.md);
  *  - when the engine terminates a codec-clean frame for a reason the
- *    capture shows (QN 1-3 MSNs, the IRD, a response nobody asked for), the
- *    shadow said so too. What depends on registrations and posted buffers
+ *    capture shows (QN 1-3 MSNs, the IRD when the startup frames carried
+ *    it, a response nobody asked for), the shadow said so too. What depends on registrations and posted buffers
  *    it cannot see, and stays silent about. */
 #include <iwarp/shadow.h>
 
@@ -182,12 +182,13 @@ static void watch_output(const fz_bytes *out) {
 }
 
 /* Engine triples on a codec-clean frame that a capture shows the reason
- * for, so the shadow must have given them too. */
-static bool shadow_must_see(const iw_rdmap_msg *m, uint16_t t) {
+ * for, so the shadow must have given them too. The IRD is on the wire only
+ * in RFC 6581 enhanced startup frames (`enhanced`). */
+static bool shadow_must_see(const iw_rdmap_msg *m, uint16_t t, bool enhanced) {
     switch (m->opcode) {
     case IW_OP_READ_REQ:
     case IW_OP_ATOMIC_REQ:
-        return t == IW_TERM_DDP_UT_MSN_RANGE || t == IW_TERM_DDP_UT_NO_BUFFER;
+        return t == IW_TERM_DDP_UT_MSN_RANGE || (t == IW_TERM_DDP_UT_NO_BUFFER && enhanced);
     case IW_OP_TERMINATE:
         return t == IW_TERM_DDP_UT_MSN_RANGE;
     case IW_OP_READ_RESP:
@@ -359,7 +360,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             FUZZ_CHECK(buf || (sent && sent->term.triple == sh.verdict.term &&
                                fz_str_same(sent->rfc, sh.verdict.rfc)));
         }
-        if (v.kind == IW_VERDICT_OK && sent && shadow_must_see(&f->msg, sent->term.triple)) {
+        if (v.kind == IW_VERDICT_OK && sent &&
+            shadow_must_see(&f->msg, sent->term.triple, iw_conn_get_info(x.conn)->enhanced)) {
             if (sh.verdict.kind != IW_VERDICT_TERM)
                 fprintf(stderr, "frame %zu: engine %04x (%s), shadow silent\n", i,
                         sent->term.triple, sent->rfc);

@@ -1041,6 +1041,9 @@ static void gen_conn_rx(void) {
     cr_save("cr_mpa_timeout_mid_request", h, late, 2, &p);
     p.out.p[5] = 'X';
     cr_save("cr_bad_key", h, odd, 4, &p);
+    p.out.p[5] = ' ';
+    p.out.p[18] = 0x02; /* PD_Length 0x204 > 512: closed at 20 octets (RFC 5044 §7.1.1) */
+    cr_save("cr_pd_length_over_512", h, odd, 4, &p);
     iw_peer_free(&p);
 
     /* Violations: each answered by one Terminate. */
