@@ -177,18 +177,8 @@ static void gen_mpa_rr(void) {
 /* ---- DDP/RDMAP segments ---------------------------------------------------- */
 
 static iw_rdmap_msg msg_of(unsigned opcode, bool tagged, uint32_t qn) {
-    iw_rdmap_msg m = {.rv = IW_RDMAP_VERSION, .opcode = (uint8_t)opcode};
-    m.ddp.tagged = tagged;
-    m.ddp.last = true;
-    m.ddp.dv = IW_DDP_VERSION;
-    if (tagged) {
-        m.ddp.stag = 0x1234abcd;
-        m.ddp.to = 0x0000100000000040ull;
-    } else {
-        m.ddp.qn = qn;
-        m.ddp.msn = 1;
-    }
-    return m;
+    return tagged ? iw_rdmap_msg_tagged(opcode, 0x1234abcd, 0x0000100000000040ull, true)
+                  : iw_rdmap_msg_untagged(opcode, qn, 1, 0, true);
 }
 
 static void seg_enc(bytes *b, const iw_rdmap_msg *m) {

@@ -685,15 +685,8 @@ static void peer_read_req(run *r, const rx_frame *f) {
     uint32_t off = 0;
     do {
         uint32_t seg = q->read_size - off < room ? q->read_size - off : room;
-        iw_rdmap_msg m;
-        memset(&m, 0, sizeof m);
-        m.rv = IW_RDMAP_VERSION;
-        m.opcode = IW_OP_READ_RESP;
-        m.ddp.dv = IW_DDP_VERSION;
-        m.ddp.tagged = true;
-        m.ddp.stag = q->sink_stag;
-        m.ddp.to = q->sink_to + off;
-        m.ddp.last = off + seg == q->read_size;
+        iw_rdmap_msg m = iw_rdmap_msg_tagged(IW_OP_READ_RESP, q->sink_stag, q->sink_to + off,
+                                             off + seg == q->read_size);
         send_answer(r, &m, src ? src + off : NULL, seg);
         off += seg;
     } while (off < q->read_size);
@@ -735,14 +728,9 @@ static void peer_atomic(run *r, const rx_frame *f) {
     else if (!((a->compare ^ orig) & a->compare_mask))
         val = (orig & ~a->add_swap_mask) | (a->add_swap & a->add_swap_mask);
     memcpy(p, &val, 8);
-    iw_rdmap_msg m;
-    memset(&m, 0, sizeof m);
-    m.rv = IW_RDMAP_VERSION;
-    m.opcode = IW_OP_ATOMIC_RESP;
-    m.ddp.dv = IW_DDP_VERSION;
-    m.ddp.last = true;
-    m.ddp.qn = IW_QN_ATOMIC_RESP;
-    m.ddp.msn = r->tx.msn[IW_QN_ATOMIC_RESP]++; /* RFC 7306 §5: QN 3 in request order */
+    /* RFC 7306 §5: QN 3 MSNs in request order */
+    iw_rdmap_msg m = iw_rdmap_msg_untagged(IW_OP_ATOMIC_RESP, IW_QN_ATOMIC_RESP,
+                                           r->tx.msn[IW_QN_ATOMIC_RESP]++, 0, true);
     m.u.atomic_resp.req_id = a->req_id;
     m.u.atomic_resp.orig = orig;
     send_answer(r, &m, NULL, 0);

@@ -119,32 +119,6 @@ static void s_msg(stream *s, const iw_rdmap_msg *m, const uint8_t *pay, size_t p
     s_fpdu_raw(s, h, (size_t)hl, pay, pl);
 }
 
-static iw_rdmap_msg untagged(unsigned op, uint32_t qn, uint32_t msn, uint32_t mo, bool last) {
-    iw_rdmap_msg m;
-    memset(&m, 0, sizeof m);
-    m.rv = IW_RDMAP_VERSION;
-    m.opcode = (uint8_t)op;
-    m.ddp.dv = IW_DDP_VERSION;
-    m.ddp.last = last;
-    m.ddp.qn = qn;
-    m.ddp.msn = msn;
-    m.ddp.mo = mo;
-    return m;
-}
-
-static iw_rdmap_msg tagged(unsigned op, uint32_t stag, uint64_t to, bool last) {
-    iw_rdmap_msg m;
-    memset(&m, 0, sizeof m);
-    m.rv = IW_RDMAP_VERSION;
-    m.opcode = (uint8_t)op;
-    m.ddp.dv = IW_DDP_VERSION;
-    m.ddp.tagged = true;
-    m.ddp.last = last;
-    m.ddp.stag = stag;
-    m.ddp.to = to;
-    return m;
-}
-
 /* Cut everything not yet sent into segments of at most mss octets. */
 static void flush(conn *k, int side, stream *s, size_t mss) {
     iw_pcapw_send(k, side, s->buf + s->sent, s->len - s->sent, mss);
@@ -215,21 +189,21 @@ static void all_opcodes(conn *k, stream *s0, stream *s1, size_t mss, uint32_t ms
     uint32_t msn1q1 = 1, msn1q3 = 1;
 
     fill(pay, sizeof pay, 1);
-    m = untagged(IW_OP_SEND, 0, msn0++, 0, true);
+    m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, msn0++, 0, true);
     s_msg(s0, &m, pay, 40);
-    m = untagged(IW_OP_SEND_SE, 0, msn0++, 0, true);
+    m = iw_rdmap_msg_untagged(IW_OP_SEND_SE, 0, msn0++, 0, true);
     s_msg(s0, &m, pay, 23);
-    m = untagged(IW_OP_SEND_INV, 0, msn0++, 0, true);
+    m = iw_rdmap_msg_untagged(IW_OP_SEND_INV, 0, msn0++, 0, true);
     m.ddp.rsvd_ulp2 = 0x00ABCD01;
     s_msg(s0, &m, pay, 17);
-    m = untagged(IW_OP_SEND_SE_INV, 0, msn0++, 0, true);
+    m = iw_rdmap_msg_untagged(IW_OP_SEND_SE_INV, 0, msn0++, 0, true);
     m.ddp.rsvd_ulp2 = 0x00ABCD02;
     s_msg(s0, &m, pay, 9);
-    m = tagged(IW_OP_WRITE, 0x11223344, 0x1000, true);
+    m = iw_rdmap_msg_tagged(IW_OP_WRITE, 0x11223344, 0x1000, true);
     s_msg(s0, &m, pay, 100);
     flush(k, 0, s0, mss);
 
-    m = untagged(IW_OP_READ_REQ, 1, msn1q1++, 0, true);
+    m = iw_rdmap_msg_untagged(IW_OP_READ_REQ, 1, msn1q1++, 0, true);
     m.u.read_req.sink_stag = 0x0000AA01;
     m.u.read_req.sink_to = 0x7f0000001000ull;
     m.u.read_req.read_size = 64;
@@ -237,20 +211,20 @@ static void all_opcodes(conn *k, stream *s0, stream *s1, size_t mss, uint32_t ms
     m.u.read_req.src_to = 0x2000;
     s_msg(s0, &m, NULL, 0);
     flush(k, 0, s0, mss);
-    m = tagged(IW_OP_READ_RESP, 0x0000AA01, 0x7f0000001000ull, true);
+    m = iw_rdmap_msg_tagged(IW_OP_READ_RESP, 0x0000AA01, 0x7f0000001000ull, true);
     s_msg(s1, &m, pay, 64);
     flush(k, 1, s1, mss);
 
     uint8_t imm[8] = {0xDE, 0xAD, 0xBE, 0xEF, 0x01, 0x02, 0x03, 0x04};
-    m = untagged(IW_OP_IMM, 0, msn0++, 0, true);
+    m = iw_rdmap_msg_untagged(IW_OP_IMM, 0, msn0++, 0, true);
     memcpy(m.u.imm, imm, 8);
     s_msg(s0, &m, NULL, 0);
-    m = untagged(IW_OP_IMM_SE, 0, msn0++, 0, true);
+    m = iw_rdmap_msg_untagged(IW_OP_IMM_SE, 0, msn0++, 0, true);
     memcpy(m.u.imm, imm, 8);
     m.u.imm[7] = 0x05;
     s_msg(s0, &m, NULL, 0);
 
-    m = untagged(IW_OP_ATOMIC_REQ, 1, msn1q1++, 0, true);
+    m = iw_rdmap_msg_untagged(IW_OP_ATOMIC_REQ, 1, msn1q1++, 0, true);
     m.u.atomic_req.aopcode = IW_ATOMIC_FETCH_ADD;
     m.u.atomic_req.req_id = 77;
     m.u.atomic_req.stag = 0x0000CC01;
@@ -258,7 +232,7 @@ static void all_opcodes(conn *k, stream *s0, stream *s1, size_t mss, uint32_t ms
     m.u.atomic_req.add_swap = 5;
     m.u.atomic_req.compare_mask = ~0ull;
     s_msg(s0, &m, NULL, 0);
-    m = untagged(IW_OP_ATOMIC_REQ, 1, msn1q1++, 0, true);
+    m = iw_rdmap_msg_untagged(IW_OP_ATOMIC_REQ, 1, msn1q1++, 0, true);
     m.u.atomic_req.aopcode = IW_ATOMIC_CMP_SWAP;
     m.u.atomic_req.req_id = 78;
     m.u.atomic_req.stag = 0x0000CC01;
@@ -270,24 +244,24 @@ static void all_opcodes(conn *k, stream *s0, stream *s1, size_t mss, uint32_t ms
     s_msg(s0, &m, NULL, 0);
     flush(k, 0, s0, mss);
 
-    m = untagged(IW_OP_ATOMIC_RESP, 3, msn1q3++, 0, true);
+    m = iw_rdmap_msg_untagged(IW_OP_ATOMIC_RESP, 3, msn1q3++, 0, true);
     m.u.atomic_resp.req_id = 77;
     m.u.atomic_resp.orig = 40;
     s_msg(s1, &m, NULL, 0);
-    m = untagged(IW_OP_ATOMIC_RESP, 3, msn1q3++, 0, true);
+    m = iw_rdmap_msg_untagged(IW_OP_ATOMIC_RESP, 3, msn1q3++, 0, true);
     m.u.atomic_resp.req_id = 78;
     m.u.atomic_resp.orig = 0x2222;
     s_msg(s1, &m, NULL, 0);
     flush(k, 1, s1, mss);
 
     /* A two-segment Send (reassembled) and a two-segment Write. */
-    m = untagged(IW_OP_SEND, 0, msn0, 0, false);
+    m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, msn0, 0, false);
     s_msg(s0, &m, pay, 300);
-    m = untagged(IW_OP_SEND, 0, msn0++, 300, true);
+    m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, msn0++, 300, true);
     s_msg(s0, &m, pay + 300, 200);
-    m = tagged(IW_OP_WRITE, 0x11223344, 0x2000, false);
+    m = iw_rdmap_msg_tagged(IW_OP_WRITE, 0x11223344, 0x2000, false);
     s_msg(s0, &m, pay, 256);
-    m = tagged(IW_OP_WRITE, 0x11223344, 0x2100, true);
+    m = iw_rdmap_msg_tagged(IW_OP_WRITE, 0x11223344, 0x2100, true);
     s_msg(s0, &m, pay + 256, 44);
     flush(k, 0, s0, mss);
 }
@@ -301,7 +275,7 @@ static void terminate_about(stream *s, uint32_t msn, const iw_rdmap_msg *bad, ui
     if (cl < 0)
         die("ddp encode");
     copied[1] = (uint8_t)(bad->rv << 6 | bad->opcode);
-    iw_rdmap_msg t = untagged(IW_OP_TERMINATE, 2, msn, 0, true);
+    iw_rdmap_msg t = iw_rdmap_msg_untagged(IW_OP_TERMINATE, 2, msn, 0, true);
     t.u.term.layer = (uint8_t)iw_term_layer(triple);
     t.u.term.etype = (uint8_t)iw_term_etype(triple);
     t.u.term.ecode = (uint8_t)iw_term_ecode(triple);
@@ -347,7 +321,7 @@ static void gen_v2_p2p_markers(const char *dir) {
     iw_mpa_rr rep = rr_v2(IW_MPA_REPLY, true, true, true, true, false, true, 8, 16);
     startup(&k, &s0, &s1, &req, &rep);
     /* RTR: zero-length Send (B). */
-    iw_rdmap_msg m = untagged(IW_OP_SEND, 0, 1, 0, true);
+    iw_rdmap_msg m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1, 0, true);
     s_msg(&s0, &m, NULL, 0);
     flush(&k, 0, &s0, 1460);
     all_opcodes(&k, &s0, &s1, 333, 2); /* 333: segments end mid-FPDU, mid-marker, mid-CRC */
@@ -355,7 +329,7 @@ static void gen_v2_p2p_markers(const char *dir) {
     uint8_t pay[64];
     fill(pay, sizeof pay, 9);
     for (uint32_t i = 0; i < 12; i++) {
-        m = tagged(IW_OP_WRITE, 0x5500 + i, 0x10000 + 64ull * i, true);
+        m = iw_rdmap_msg_tagged(IW_OP_WRITE, 0x5500 + i, 0x10000 + 64ull * i, true);
         s_msg(&s0, &m, pay, 8 + i);
     }
     flush(&k, 0, &s0, 1460);
@@ -376,11 +350,11 @@ static void gen_v1_markers_nocrc(const char *dir) {
     startup(&k, &s0, &s1, &req, &rep);
     uint8_t pay[1500];
     fill(pay, sizeof pay, 3);
-    iw_rdmap_msg m = untagged(IW_OP_SEND, 0, 1, 0, true);
+    iw_rdmap_msg m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1, 0, true);
     s_msg(&s0, &m, pay, 100);
     flush(&k, 0, &s0, 1460);
     for (uint32_t i = 0; i < 4; i++) {
-        m = untagged(IW_OP_SEND, 0, 1 + i, 0, true);
+        m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1 + i, 0, true);
         s_msg(&s1, &m, pay, 700 + 37 * i);
     }
     size_t cuts[] = {1, 1, 1, 5, 509, 3, 1, 700, 2, 2, 1024};
@@ -402,7 +376,7 @@ static void gen_midstream_crc(const char *dir) {
     fill(pay, sizeof pay, 4);
     iw_rdmap_msg m;
     for (uint32_t i = 0; i < 3; i++) {
-        m = untagged(IW_OP_SEND, 0, 41 + i, 0, true);
+        m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 41 + i, 0, true);
         s_msg(&s0, &m, pay, 120);
     }
     /* Drop the first 50 octets: the capture begins mid-FPDU. */
@@ -410,13 +384,13 @@ static void gen_midstream_crc(const char *dir) {
     s0.sent = 50;
     size_t cuts[] = {144 - 50}; /* the tail of the first FPDU (144 octets) */
     flush_cuts(&k, 0, &s0, cuts, 1);
-    m = untagged(IW_OP_READ_REQ, 1, 9, 0, true);
+    m = iw_rdmap_msg_untagged(IW_OP_READ_REQ, 1, 9, 0, true);
     m.u.read_req.sink_stag = 0x900;
     m.u.read_req.read_size = 32;
     m.u.read_req.src_stag = 0x901;
     s_msg(&s0, &m, NULL, 0);
     flush(&k, 0, &s0, 1460);
-    m = tagged(IW_OP_READ_RESP, 0x900, 0, true);
+    m = iw_rdmap_msg_tagged(IW_OP_READ_RESP, 0x900, 0, true);
     s_msg(&s1, &m, pay, 32);
     flush(&k, 1, &s1, 1460);
     cap_close(c);
@@ -436,7 +410,7 @@ static void gen_midstream_markers(const char *dir) {
     /* Stream already 4 KB + 200 octets into Full Operation. */
     s0.pos = 4096 + 200;
     for (uint32_t i = 0; i < 5; i++) {
-        m = tagged(IW_OP_WRITE, 0x777, 0x1000 * i, true);
+        m = iw_rdmap_msg_tagged(IW_OP_WRITE, 0x777, 0x1000 * i, true);
         s_msg(&s0, &m, pay, 500 + 100 * i);
     }
     /* One FPDU per segment, as RNICs send them. */
@@ -467,9 +441,9 @@ static void gen_seqwrap(const char *dir) {
     fill(pay, sizeof pay, 6);
     iw_rdmap_msg m;
     for (uint32_t i = 0; i < 6; i++) {
-        m = untagged(IW_OP_SEND, 0, 1 + i, 0, true);
+        m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1 + i, 0, true);
         s_msg(&s0, &m, pay, 1000 + 50 * i);
-        m = untagged(IW_OP_SEND, 0, 1 + i, 0, true);
+        m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1 + i, 0, true);
         s_msg(&s1, &m, pay, 300 + 7 * i);
     }
     flush(&k, 0, &s0, 1460);
@@ -501,9 +475,9 @@ static void gen_reject_terminate(const char *dir) {
     startup(&k2, &a, &b, &req, &rep);
     uint8_t pay[32];
     fill(pay, sizeof pay, 8);
-    iw_rdmap_msg m = untagged(IW_OP_SEND, 0, 1, 0, true);
+    iw_rdmap_msg m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1, 0, true);
     s_msg(&a, &m, pay, 32);
-    iw_rdmap_msg rq = untagged(IW_OP_READ_REQ, 1, 1, 0, true);
+    iw_rdmap_msg rq = iw_rdmap_msg_untagged(IW_OP_READ_REQ, 1, 1, 0, true);
     rq.u.read_req.sink_stag = 0x1;
     rq.u.read_req.read_size = 4096;
     rq.u.read_req.src_stag = 0xBAD;
@@ -516,11 +490,11 @@ static void gen_reject_terminate(const char *dir) {
     flush(&k2, 1, &b, 1460);
     /* And from the client: a Terminate copying a tagged header (Write),
      * for a DDP untagged-type error: sized by the copy's own T bit. */
-    iw_rdmap_msg w = tagged(IW_OP_WRITE, 0x42, 0x1000, true);
+    iw_rdmap_msg w = iw_rdmap_msg_tagged(IW_OP_WRITE, 0x42, 0x1000, true);
     uint8_t copied[IW_DDP_TAGGED_HDR_LEN];
     iw_ddp_encode_hdr(copied, sizeof copied, &w.ddp);
     copied[1] = iw_rdmap_ctrl(IW_OP_WRITE);
-    iw_rdmap_msg t = untagged(IW_OP_TERMINATE, 2, 1, 0, true);
+    iw_rdmap_msg t = iw_rdmap_msg_untagged(IW_OP_TERMINATE, 2, 1, 0, true);
     t.u.term.layer = 1;
     t.u.term.etype = 2;
     t.u.term.ecode = 1;
@@ -552,7 +526,7 @@ static void gen_bad_crc(const char *dir) {
     uint8_t pay[64];
     fill(pay, sizeof pay, 10);
     for (uint32_t i = 0; i < 3; i++) {
-        iw_rdmap_msg m = untagged(IW_OP_SEND, 0, 1 + i, 0, true);
+        iw_rdmap_msg m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1 + i, 0, true);
         size_t before = s0.len;
         s_msg(&s0, &m, pay, 64);
         if (i == 1)
@@ -578,27 +552,27 @@ static void gen_bad_ddp_rdmap(const char *dir) {
     iw_rdmap_msg m;
     uint32_t msn = 1;
 
-    m = untagged(IW_OP_SEND, 0, msn++, 0, true);
+    m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, msn++, 0, true);
     m.ddp.dv = 2; /* untagged DDP version: 1/2/0x06 */
     s_msg(&s0, &m, pay, 8);
-    m = tagged(IW_OP_WRITE, 1, 0, true);
+    m = iw_rdmap_msg_tagged(IW_OP_WRITE, 1, 0, true);
     m.ddp.dv = 0; /* tagged DDP version: 1/1/0x04 */
     s_msg(&s0, &m, pay, 8);
-    m = untagged(IW_OP_SEND, 7, 1, 0, true); /* QN 7: 1/2/0x01 */
+    m = iw_rdmap_msg_untagged(IW_OP_SEND, 7, 1, 0, true); /* QN 7: 1/2/0x01 */
     s_msg(&s0, &m, pay, 8);
-    m = untagged(IW_OP_SEND, 0, msn++, 0, true);
+    m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, msn++, 0, true);
     m.rv = 2; /* RDMAP version: 0/2/0x05 */
     s_msg(&s0, &m, pay, 8);
-    m = untagged(0xC, 0, msn++, 0, true); /* reserved opcode: 0/2/0x06 */
+    m = iw_rdmap_msg_untagged(0xC, 0, msn++, 0, true); /* reserved opcode: 0/2/0x06 */
     s_msg(&s0, &m, pay, 8);
-    m = untagged(IW_OP_SEND, 1, 1, 0, true); /* Send on QN 1: 0/2/0x06 */
+    m = iw_rdmap_msg_untagged(IW_OP_SEND, 1, 1, 0, true); /* Send on QN 1: 0/2/0x06 */
     s_msg(&s0, &m, pay, 8);
-    m = untagged(IW_OP_READ_REQ, 1, 2, 0, true); /* Read Request + 4 extra octets */
+    m = iw_rdmap_msg_untagged(IW_OP_READ_REQ, 1, 2, 0, true); /* Read Request + 4 extra octets */
     m.u.read_req.read_size = 8;
     s_msg(&s0, &m, pay, 4);
-    m = untagged(IW_OP_IMM, 0, msn++, 0, true); /* Immediate Data of 12 octets */
+    m = iw_rdmap_msg_untagged(IW_OP_IMM, 0, msn++, 0, true); /* Immediate Data of 12 octets */
     s_msg(&s0, &m, pay, 4);
-    m = untagged(IW_OP_ATOMIC_REQ, 1, 3, 0, true);
+    m = iw_rdmap_msg_untagged(IW_OP_ATOMIC_REQ, 1, 3, 0, true);
     m.u.atomic_req.aopcode = 1; /* reserved AOpCode: 0/2/0x06 */
     s_msg(&s0, &m, NULL, 0);
     /* ULPDU of 10 octets: shorter than an untagged DDP header. */
@@ -609,7 +583,7 @@ static void gen_bad_ddp_rdmap(const char *dir) {
                               0x12, 0x04, 0xC0, 0x00};
     s_fpdu_raw(&s0, tshort, sizeof tshort, NULL, 0);
     /* Reserved bits and a stray Invalidate STag (notes, no verdict). */
-    m = untagged(IW_OP_SEND, 0, msn++, 0, true);
+    m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, msn++, 0, true);
     m.ddp.rsvd = 0x5;
     m.rsv = 0x1;
     m.ddp.rsvd_ulp2 = 0xFEED;
@@ -688,11 +662,11 @@ static void gen_bad_mpa(const char *dir) {
         startup(&k, &s0, &s1, &req, &rep);
         uint8_t pay[700];
         fill(pay, sizeof pay, 11);
-        iw_rdmap_msg m = untagged(IW_OP_SEND, 0, 1, 0, true);
+        iw_rdmap_msg m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1, 0, true);
         s_msg(&s1, &m, pay, 40);
         flush(&k, 1, &s1, 1460);
         size_t at = s0.len;
-        m = untagged(IW_OP_SEND, 0, 1, 0, true);
+        m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1, 0, true);
         s_msg(&s0, &m, pay, 700);
         /* Marker at grid 512 inside this FPDU: corrupt FPDUPTR, redo CRC. */
         size_t w = at + 512;
@@ -719,7 +693,7 @@ static void gen_bad_v2(const char *dir) {
         startup(&k, &s0, &s1, &req, &rep);
         uint8_t pay[16];
         fill(pay, sizeof pay, 13);
-        iw_rdmap_msg m = untagged(IW_OP_SEND, 0, 1, 0, true);
+        iw_rdmap_msg m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1, 0, true);
         s_msg(&s0, &m, pay, 16);
         flush(&k, 0, &s0, 1460);
         free(s0.buf);
@@ -733,7 +707,7 @@ static void gen_bad_v2(const char *dir) {
         iw_mpa_rr req = rr_v2(IW_MPA_REQUEST, false, true, true, false, true, true, 4, 4);
         iw_mpa_rr rep = rr_v2(IW_MPA_REPLY, false, true, true, false, false, true, 4, 4);
         startup(&k, &s0, &s1, &req, &rep);
-        iw_rdmap_msg m = tagged(IW_OP_WRITE, 0, 0, true);
+        iw_rdmap_msg m = iw_rdmap_msg_tagged(IW_OP_WRITE, 0, 0, true);
         s_msg(&s0, &m, NULL, 0);
         flush(&k, 0, &s0, 1460);
         free(s0.buf);
@@ -746,10 +720,10 @@ static void gen_bad_v2(const char *dir) {
         iw_mpa_rr req = rr_v2(IW_MPA_REQUEST, false, true, true, false, false, true, 1, 1);
         iw_mpa_rr rep = rr_v2(IW_MPA_REPLY, false, true, true, false, false, true, 1, 1);
         startup(&k, &s0, &s1, &req, &rep);
-        iw_rdmap_msg m = untagged(IW_OP_READ_REQ, 1, 1, 0, true);
+        iw_rdmap_msg m = iw_rdmap_msg_untagged(IW_OP_READ_REQ, 1, 1, 0, true);
         s_msg(&s0, &m, NULL, 0);
         flush(&k, 0, &s0, 1460);
-        m = tagged(IW_OP_READ_RESP, 0, 0, true);
+        m = iw_rdmap_msg_tagged(IW_OP_READ_RESP, 0, 0, true);
         s_msg(&s1, &m, NULL, 0);
         flush(&k, 1, &s1, 1460);
         free(s0.buf);
@@ -768,18 +742,18 @@ static void gen_bad_sequence(const char *dir) {
     startup(&k, &s0, &s1, &req, &rep);
     uint8_t pay[100];
     fill(pay, sizeof pay, 12);
-    iw_rdmap_msg m = untagged(IW_OP_SEND, 0, 2, 0, true); /* first MSN 2 */
+    iw_rdmap_msg m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 2, 0, true); /* first MSN 2 */
     s_msg(&s0, &m, pay, 16);
-    m = untagged(IW_OP_SEND, 0, 5, 0, true); /* gap: 3 expected */
+    m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 5, 0, true); /* gap: 3 expected */
     s_msg(&s0, &m, pay, 16);
-    m = untagged(IW_OP_SEND, 0, 6, 0, false);
+    m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 6, 0, false);
     s_msg(&s0, &m, pay, 50);
-    m = untagged(IW_OP_SEND, 0, 6, 60, true); /* MO 60 where 50 was due */
+    m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 6, 60, true); /* MO 60 where 50 was due */
     s_msg(&s0, &m, pay, 20);
     flush(&k, 0, &s0, 1460);
-    m = tagged(IW_OP_READ_RESP, 0x99, 0, true); /* no Read Request */
+    m = iw_rdmap_msg_tagged(IW_OP_READ_RESP, 0x99, 0, true); /* no Read Request */
     s_msg(&s1, &m, pay, 16);
-    m = untagged(IW_OP_ATOMIC_RESP, 3, 1, 0, true); /* no Atomic Request */
+    m = iw_rdmap_msg_untagged(IW_OP_ATOMIC_RESP, 3, 1, 0, true); /* no Atomic Request */
     s_msg(&s1, &m, NULL, 0);
     flush(&k, 1, &s1, 1460);
     tcp_close(&k);
@@ -816,7 +790,7 @@ static void gen_bad_stateful(const char *dir) {
         }
         startup(K, &s0, &s1, &req, &rep);
         if (k == 8) {
-            iw_rdmap_msg t = untagged(IW_OP_TERMINATE, 2, 1, 0, true);
+            iw_rdmap_msg t = iw_rdmap_msg_untagged(IW_OP_TERMINATE, 2, 1, 0, true);
             t.u.term.layer = 2;
             t.u.term.ecode = 7;
             s_msg(&s0, &t, NULL, 0);
@@ -827,12 +801,12 @@ static void gen_bad_stateful(const char *dir) {
             continue;
         }
         /* The initiator's first FPDU (RFC 5044 §7.1.2 rule 4). */
-        m = untagged(IW_OP_SEND, 0, 1, 0, true);
+        m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1, 0, true);
         s_msg(&s0, &m, pay, 32);
         flush(K, 0, &s0, 1460);
         switch (k) {
         case 0: { /* a second Read Request while one is outstanding: IRD 1 */
-            iw_rdmap_msg rq = untagged(IW_OP_READ_REQ, 1, 1, 0, true);
+            iw_rdmap_msg rq = iw_rdmap_msg_untagged(IW_OP_READ_REQ, 1, 1, 0, true);
             rq.u.read_req.sink_stag = 0x100;
             rq.u.read_req.sink_to = 0x1000;
             rq.u.read_req.read_size = 64;
@@ -848,13 +822,13 @@ static void gen_bad_stateful(const char *dir) {
             break;
         }
         case 1: /* a Read Response nobody asked for */
-            m = tagged(IW_OP_READ_RESP, 0x300, 0, true);
+            m = iw_rdmap_msg_tagged(IW_OP_READ_RESP, 0x300, 0, true);
             s_msg(&s1, &m, pay, 32);
             flush(K, 1, &s1, 1460);
             break;
         case 2:   /* a Read Response past the end of its sink */
         case 3: { /* a Read Response to another STag than the Data Sink STag */
-            iw_rdmap_msg rq = untagged(IW_OP_READ_REQ, 1, 1, 0, true);
+            iw_rdmap_msg rq = iw_rdmap_msg_untagged(IW_OP_READ_REQ, 1, 1, 0, true);
             rq.u.read_req.sink_stag = 0x400;
             rq.u.read_req.sink_to = 0x1000;
             rq.u.read_req.read_size = 64;
@@ -862,48 +836,48 @@ static void gen_bad_stateful(const char *dir) {
             s_msg(&s0, &rq, NULL, 0);
             flush(K, 0, &s0, 1460);
             if (k == 2) {
-                m = tagged(IW_OP_READ_RESP, 0x400, 0x1000, false);
+                m = iw_rdmap_msg_tagged(IW_OP_READ_RESP, 0x400, 0x1000, false);
                 s_msg(&s1, &m, pay, 32);
-                m = tagged(IW_OP_READ_RESP, 0x400, 0x1020, true); /* 32 + 48 > 64 */
+                m = iw_rdmap_msg_tagged(IW_OP_READ_RESP, 0x400, 0x1020, true); /* 32 + 48 > 64 */
                 s_msg(&s1, &m, pay, 48);
             } else {
-                m = tagged(IW_OP_READ_RESP, 0x401, 0x1000, true);
+                m = iw_rdmap_msg_tagged(IW_OP_READ_RESP, 0x401, 0x1000, true);
                 s_msg(&s1, &m, pay, 64);
             }
             flush(K, 1, &s1, 1460);
             break;
         }
         case 4: /* MSN 2 again after it completed */
-            m = untagged(IW_OP_SEND, 0, 2, 0, true);
+            m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 2, 0, true);
             s_msg(&s0, &m, pay, 40);
-            m = untagged(IW_OP_SEND, 0, 2, 0, true);
+            m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 2, 0, true);
             s_msg(&s0, &m, pay, 40);
             flush(K, 0, &s0, 1460);
             break;
         case 5: { /* the responder Terminates, then sends on (RFC 5040 §5.4) */
-            iw_rdmap_msg t = untagged(IW_OP_TERMINATE, 2, 1, 0, true);
+            iw_rdmap_msg t = iw_rdmap_msg_untagged(IW_OP_TERMINATE, 2, 1, 0, true);
             s_msg(&s1, &t, NULL, 0); /* 0/0/0x00 Local Catastrophic Error */
             flush(K, 1, &s1, 1460);
-            m = untagged(IW_OP_SEND, 0, 1, 0, true);
+            m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1, 0, true);
             s_msg(&s1, &m, pay, 24);
             flush(K, 1, &s1, 1460);
             break;
         }
         case 6: /* Send with Invalidate of an STag it already invalidated */
-            m = untagged(IW_OP_SEND_INV, 0, 2, 0, true);
+            m = iw_rdmap_msg_untagged(IW_OP_SEND_INV, 0, 2, 0, true);
             m.ddp.rsvd_ulp2 = 0x7701;
             s_msg(&s0, &m, pay, 16);
-            m = untagged(IW_OP_SEND_SE_INV, 0, 3, 0, true);
+            m = iw_rdmap_msg_untagged(IW_OP_SEND_SE_INV, 0, 3, 0, true);
             m.ddp.rsvd_ulp2 = 0x7701;
             s_msg(&s0, &m, pay, 16);
             flush(K, 0, &s0, 1460);
             break;
         default: /* an RDMA Write to an STag a Send with Invalidate invalidated */
-            m = untagged(IW_OP_SEND_INV, 0, 2, 0, true);
+            m = iw_rdmap_msg_untagged(IW_OP_SEND_INV, 0, 2, 0, true);
             m.ddp.rsvd_ulp2 = 0x7702;
             s_msg(&s0, &m, pay, 16);
             flush(K, 0, &s0, 1460);
-            m = tagged(IW_OP_WRITE, 0x7702, 0x10000, true);
+            m = iw_rdmap_msg_tagged(IW_OP_WRITE, 0x7702, 0x10000, true);
             s_msg(&s0, &m, pay, 64);
             flush(K, 0, &s0, 1460);
             break;
@@ -966,22 +940,22 @@ static void gen_bench(const char *path, unsigned mb) {
         switch (n % 4) {
         case 0:
         case 1:
-            m = untagged(IW_OP_SEND, 0, msn[i]++, 0, true);
+            m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, msn[i]++, 0, true);
             s_msg(a, &m, pay, 1380);
             break;
         case 2:
-            m = tagged(IW_OP_WRITE, 0x100 + (uint32_t)i, n * 4096, true);
+            m = iw_rdmap_msg_tagged(IW_OP_WRITE, 0x100 + (uint32_t)i, n * 4096, true);
             s_msg(a, &m, pay, 1384);
             break;
         default:
-            m = untagged(IW_OP_READ_REQ, 1, rmsn[i]++, 0, true);
+            m = iw_rdmap_msg_untagged(IW_OP_READ_REQ, 1, rmsn[i]++, 0, true);
             m.u.read_req.sink_stag = 0x200 + (uint32_t)i;
             m.u.read_req.sink_to = n * 4096;
             m.u.read_req.read_size = 1384;
             m.u.read_req.src_stag = 0x300;
             s_msg(a, &m, NULL, 0);
             flush(&k[i], 0, a, 1460);
-            m = tagged(IW_OP_READ_RESP, 0x200 + (uint32_t)i, n * 4096, true);
+            m = iw_rdmap_msg_tagged(IW_OP_READ_RESP, 0x200 + (uint32_t)i, n * 4096, true);
             s_msg(b, &m, pay, 1384);
             flush(&k[i], 1, b, 1460);
             break;

@@ -132,6 +132,35 @@ iw_ssize iw_rdmap_encode_atomic_resp(uint8_t *out, size_t outlen, const iw_rdmap
  * the Read Request header when r. */
 iw_ssize iw_rdmap_encode_term(uint8_t *out, size_t outlen, const iw_rdmap_term *t);
 
+/* A current-version message with no other field set: untagged on QN qn
+ * (RFC 5041 §4.3), or tagged to stag/to (§4.2). For callers that build
+ * messages to encode (generators, tests, the runner). */
+static inline iw_rdmap_msg iw_rdmap_msg_untagged(unsigned opcode, uint32_t qn, uint32_t msn,
+                                                 uint32_t mo, bool last) {
+    iw_rdmap_msg m = {0};
+    m.rv = IW_RDMAP_VERSION;
+    m.opcode = (uint8_t)opcode;
+    m.ddp.dv = IW_DDP_VERSION;
+    m.ddp.last = last;
+    m.ddp.qn = qn;
+    m.ddp.msn = msn;
+    m.ddp.mo = mo;
+    return m;
+}
+
+static inline iw_rdmap_msg iw_rdmap_msg_tagged(unsigned opcode, uint32_t stag, uint64_t to,
+                                               bool last) {
+    iw_rdmap_msg m = {0};
+    m.rv = IW_RDMAP_VERSION;
+    m.opcode = (uint8_t)opcode;
+    m.ddp.dv = IW_DDP_VERSION;
+    m.ddp.tagged = true;
+    m.ddp.last = last;
+    m.ddp.stag = stag;
+    m.ddp.to = to;
+    return m;
+}
+
 /* RDMAP Control octet for an opcode (RV=1). */
 static inline uint8_t iw_rdmap_ctrl(unsigned opcode) {
     return (uint8_t)(IW_RDMAP_VERSION << 6 | (opcode & 0xF));

@@ -266,28 +266,11 @@ static void s_msg(stream *s, const iw_rdmap_msg *m, const uint8_t *pay, size_t p
 }
 
 static iw_rdmap_msg untagged(unsigned op, uint32_t qn, uint32_t msn) {
-    iw_rdmap_msg m;
-    memset(&m, 0, sizeof m);
-    m.rv = IW_RDMAP_VERSION;
-    m.opcode = (uint8_t)op;
-    m.ddp.dv = IW_DDP_VERSION;
-    m.ddp.last = true;
-    m.ddp.qn = qn;
-    m.ddp.msn = msn;
-    return m;
+    return iw_rdmap_msg_untagged(op, qn, msn, 0, true);
 }
 
 static iw_rdmap_msg tagged(unsigned op, uint32_t stag, uint64_t to) {
-    iw_rdmap_msg m;
-    memset(&m, 0, sizeof m);
-    m.rv = IW_RDMAP_VERSION;
-    m.opcode = (uint8_t)op;
-    m.ddp.dv = IW_DDP_VERSION;
-    m.ddp.tagged = true;
-    m.ddp.last = true;
-    m.ddp.stag = stag;
-    m.ddp.to = to;
-    return m;
+    return iw_rdmap_msg_tagged(op, stag, to, true);
 }
 
 static uint8_t pay[2048];
