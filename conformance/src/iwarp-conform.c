@@ -51,6 +51,10 @@ static void usage(FILE *f) {
           "  --iut-host HOST       where the IUT's RDMA listener is reachable (default: agent host)\n"
           "  --local-host ADDR     our address as the IUT sees it, for IUT-initiator cases\n"
           "                        (default: our end of the agent connection)\n"
+          "  --iut-port P[:Q]      the IUT listens on port P and we connect to port Q of\n"
+          "                        --iut-host (default: the port the agent picks; Q=P)\n"
+          "  --local-listen A:P    for IUT-initiator cases listen on A:P and tell the IUT\n"
+          "                        --local-host:P (a forwarded port; default: any port)\n"
           "  --timeout-ms N        longest wait for one expectation (default 2000)\n"
           "  --mpa-timeout-ms N    the IUT's MPA startup timeout, for slow cases (default 10000)\n"
           "  --slow                also run cases tagged slow (MPA startup timeouts)\n"
@@ -333,10 +337,13 @@ static void print_line(const iwc_entry *e, int idx, int total, bool col) {
 int main(int argc, char **argv) {
     const char *agent_arg = NULL, *cases_dir = NULL, *filter = NULL, *out_dir = NULL;
     const char *dev_file = NULL, *iut_host = NULL, *local_host = NULL, *list_fmt = NULL;
+    const char *local_listen = NULL;
+    int iut_port[2] = {0, 0};
     int timeout_ms = 2000, mpa_timeout_ms = 10000, verbose = 0, color = -1;
     bool slow = false, list = false, coverage = false;
     enum { O_CASES = 256, O_FILTER, O_OUT, O_DEV, O_IUT, O_LOCAL, O_TMO, O_MPATMO, O_SLOW,
-           O_LIST, O_MD, O_JSON, O_COVERAGE, O_COLOR, O_NOCOLOR, O_VERSION };
+           O_LIST, O_MD, O_JSON, O_COVERAGE, O_COLOR, O_NOCOLOR, O_VERSION, O_IUTPORT,
+           O_LLISTEN };
     static const struct option opts[] = {
         {"agent", required_argument, 0, 'a'},       {"cases", required_argument, 0, O_CASES},
         {"filter", required_argument, 0, O_FILTER}, {"out", required_argument, 0, O_OUT},
@@ -348,6 +355,8 @@ int main(int argc, char **argv) {
         {"color", no_argument, 0, O_COLOR},
         {"no-color", no_argument, 0, O_NOCOLOR},    {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},              {"version", no_argument, 0, O_VERSION},
+        {"iut-port", required_argument, 0, O_IUTPORT},
+        {"local-listen", required_argument, 0, O_LLISTEN},
         {0, 0, 0, 0}};
     int c;
     opterr = 0;
@@ -373,6 +382,23 @@ int main(int argc, char **argv) {
             break;
         case O_LOCAL:
             local_host = optarg;
+            break;
+        case O_IUTPORT: {
+            char p[16], *q;
+            snprintf(p, sizeof p, "%s", optarg);
+            q = strchr(p, ':');
+            if (q)
+                *q++ = 0;
+            if (strlen(optarg) >= sizeof p || parse_int(p, 1, 65535, &iut_port[0]) < 0 ||
+                parse_int(q ? q : p, 1, 65535, &iut_port[1]) < 0) {
+                fprintf(stderr, "iwarp-conform: --iut-port wants PORT or PORT:PORT (1..65535), got '%s'\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        }
+        case O_LLISTEN:
+            local_listen = optarg;
             break;
         case O_TMO:
         case O_MPATMO:
@@ -440,6 +466,13 @@ int main(int argc, char **argv) {
             fprintf(stderr, "iwarp-conform: --agent wants HOST:PORT, got '%s'\n", agent_arg);
             return EXIT_USAGE;
         }
+    }
+    char ll_host[64] = "";
+    uint16_t ll_port = 0;
+    if (local_listen && (parse_hostport(local_listen, ll_host, sizeof ll_host, &ll_port) < 0 ||
+                         ll_port == 0)) {
+        fprintf(stderr, "iwarp-conform: --local-listen wants ADDR:PORT, got '%s'\n", local_listen);
+        return EXIT_USAGE;
     }
     char defdir[PATH_MAX];
     if (!cases_dir) {
@@ -513,6 +546,14 @@ int main(int argc, char **argv) {
     snprintf(env.iut_host, sizeof env.iut_host, "%s", iut_host ? iut_host : agent_host);
     snprintf(env.local_host, sizeof env.local_host, "%s",
              local_host ? local_host : agent.local_addr[0] ? agent.local_addr : "127.0.0.1");
+    env.iut_listen_port = (uint16_t)iut_port[0];
+    env.iut_connect_port = (uint16_t)iut_port[1];
+    if (local_listen) {
+        env.local_port = ll_port;
+        snprintf(env.local_bind, sizeof env.local_bind, "%s", ll_host);
+    } else {
+        snprintf(env.local_bind, sizeof env.local_bind, "%s", env.local_host);
+    }
     env.timeout_ms = timeout_ms;
     env.mpa_timeout_ms = mpa_timeout_ms;
     env.slow = slow;
@@ -536,15 +577,28 @@ int main(int argc, char **argv) {
         iwc_run_case(&env, &e->c, &e->r);
         e->ran = true;
         if (e->r.status == IWC_FAIL) {
-            iwc_dev *d = iwc_dev_match(&devs, e->c.id, e->r.msgs, e->r.nmsgs);
-            if (d) {
-                d->matched++;
+            iwc_dev *used[16], *d;
+            int nu = iwc_dev_cover(&devs, e->c.id, e->r.msgs, e->r.nmsgs, used, 16);
+            if (nu) {
                 e->r.status = IWC_DEVIATION;
-                e->r.deviation = strdup(d->reason);
-            } else if ((d = iwc_dev_for(&devs, e->c.id))) {
+                size_t len = 1;
+                for (int k = 0; k < nu; k++)
+                    len += strlen(used[k]->reason) + 2;
+                e->r.deviation = malloc(len);
+                if (e->r.deviation)
+                    e->r.deviation[0] = 0;
+                for (int k = 0; k < nu; k++) {
+                    used[k]->matched++;
+                    if (e->r.deviation) {
+                        if (k)
+                            strcat(e->r.deviation, "; ");
+                        strcat(e->r.deviation, used[k]->reason);
+                    }
+                }
+            } else if ((d = iwc_dev_for(&devs, e->c.id, false))) {
                 /* Listed, but failing differently: a new failure stays one. */
-                char *m = iwc_strf("a listed deviation names this case, but its outcome \"%s\" "
-                                   "is not in these failures",
+                char *m = iwc_strf("listed deviations name this case, but not every failure is "
+                                   "one of their outcomes (first entry's: \"%s\")",
                                    d->outcome);
                 char **nm = m ? realloc(e->r.msgs, (size_t)(e->r.nmsgs + 1) * sizeof *nm) : NULL;
                 if (nm) {
@@ -555,7 +609,7 @@ int main(int argc, char **argv) {
                 }
             }
         } else if (e->r.status == IWC_PASS) {
-            iwc_dev *d = iwc_dev_for(&devs, e->c.id);
+            iwc_dev *d = iwc_dev_for(&devs, e->c.id, true);
             if (d) {
                 d->matched++;
                 e->r.status = IWC_FIXED;

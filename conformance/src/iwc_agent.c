@@ -228,6 +228,8 @@ int iwc_agent_hello(iwc_agent *a, int timeout_ms) {
             c->reject = true;
         else if (!strcmp(e->str, "mpa.timeout_ms"))
             c->mpa_timeout = true;
+        else if (!strcmp(e->str, "event.terminate"))
+            c->term_events = true;
     }
     iw_json_free(&d);
     if (c->version != 1) {

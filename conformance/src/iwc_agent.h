@@ -22,7 +22,7 @@ typedef struct iwc_caps {
     unsigned version;
     bool rev1, rev2, markers, crc, atomics, immediate, send_inv;
     /* extensions (docs/agent-protocol.md) */
-    bool guard, pd2, reject, mpa_timeout;
+    bool guard, pd2, reject, mpa_timeout, term_events;
 } iwc_caps;
 
 /* Called while waiting for the agent: service other sockets without

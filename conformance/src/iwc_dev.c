@@ -139,20 +139,35 @@ void iwc_dev_free(iwc_devlist *l) {
     memset(l, 0, sizeof *l);
 }
 
-iwc_dev *iwc_dev_match(iwc_devlist *l, const char *id, char *const *msgs, int nmsgs) {
-    for (int i = 0; i < l->n; i++) {
-        if (!iwc_glob(l->v[i].id, id))
-            continue;
-        for (int k = 0; k < nmsgs; k++)
-            if (strstr(msgs[k], l->v[i].outcome))
-                return &l->v[i];
+int iwc_dev_cover(iwc_devlist *l, const char *id, char *const *msgs, int nmsgs, iwc_dev **used,
+                  int max) {
+    int n = 0;
+    for (int k = 0; k < nmsgs; k++) {
+        iwc_dev *d = NULL;
+        for (int i = 0; i < l->n && !d; i++)
+            if (iwc_glob(l->v[i].id, id) && strstr(msgs[k], l->v[i].outcome))
+                d = &l->v[i];
+        if (!d)
+            return 0; /* a failure no entry explains stays a failure */
+        int j = 0;
+        while (j < n && used[j] != d)
+            j++;
+        if (j == n && n < max)
+            used[n++] = d;
     }
-    return NULL;
+    return n;
 }
 
-iwc_dev *iwc_dev_for(iwc_devlist *l, const char *id) {
+iwc_dev *iwc_dev_match(iwc_devlist *l, const char *id, char *const *msgs, int nmsgs) {
+    iwc_dev *d = NULL;
+    return iwc_dev_cover(l, id, msgs, nmsgs, &d, 1) ? d : NULL;
+}
+
+static bool is_glob(const char *s) { return strpbrk(s, "*?[") != NULL; }
+
+iwc_dev *iwc_dev_for(iwc_devlist *l, const char *id, bool exact) {
     for (int i = 0; i < l->n; i++)
-        if (iwc_glob(l->v[i].id, id))
+        if ((!exact || !is_glob(l->v[i].id)) && iwc_glob(l->v[i].id, id))
             return &l->v[i];
     return NULL;
 }

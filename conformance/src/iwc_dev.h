@@ -26,9 +26,16 @@ typedef struct iwc_devlist {
 int iwc_dev_parse(const char *text, size_t len, iwc_devlist *out, char *err, size_t errlen);
 void iwc_dev_free(iwc_devlist *l);
 
-/* The entry that excuses a failure of case `id` with these messages, or NULL. */
+/* A failure of case `id` is excused only when every one of its messages
+ * contains the outcome of some entry naming the case. Returns how many
+ * distinct entries that took (stored in used[], at most max), or 0 when some
+ * message is excused by none. */
+int iwc_dev_cover(iwc_devlist *l, const char *id, char *const *msgs, int nmsgs, iwc_dev **used,
+                  int max);
+/* The first entry of iwc_dev_cover, or NULL. */
 iwc_dev *iwc_dev_match(iwc_devlist *l, const char *id, char *const *msgs, int nmsgs);
-/* Any entry naming case `id` (for "fixed, remove from the list"). */
-iwc_dev *iwc_dev_for(iwc_devlist *l, const char *id);
+/* An entry naming case `id`; exact: only entries without glob characters
+ * (a glob entry is not "fixed" by one of its cases passing). */
+iwc_dev *iwc_dev_for(iwc_devlist *l, const char *id, bool exact);
 
 #endif

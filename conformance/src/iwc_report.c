@@ -100,6 +100,10 @@ static void json_case(iw_jw *j, const iwc_entry *e, bool with_result) {
         for (int i = 0; i < e->r.nmsgs; i++)
             iw_jw_str(j, NULL, e->r.msgs[i]);
         iw_jw_arr_end(j);
+        iw_jw_arr_begin(j, "notes");
+        for (int i = 0; i < e->r.nnotes; i++)
+            iw_jw_str(j, NULL, e->r.notes[i]);
+        iw_jw_arr_end(j);
         if (e->r.deviation)
             iw_jw_str(j, "deviation", e->r.deviation);
         iw_jw_uint(j, "checks", (uint64_t)e->r.checks);
@@ -404,6 +408,10 @@ int iwc_write_junit(const char *path, const iwc_entry *e, int n, const iwc_meta 
             }
             if (x->r.status == IWC_FIXED)
                 fputs("\nlisted as an expected deviation but passed: remove it from the list", f);
+            for (int k2 = 0; k2 < x->r.nnotes; k2++) {
+                fputs("\nnot checked: ", f);
+                xml_text(f, x->r.notes[k2]);
+            }
             if (x->pcap) {
                 fputs("\npcap: ", f);
                 xml_text(f, x->pcap);
@@ -636,6 +644,11 @@ int iwc_write_html(const char *path, const iwc_entry *e, int n, const iwc_meta *
                 fputs("<div class=\"small\">listed as an expected deviation but passed: remove it "
                       "from the list</div>",
                       f);
+            for (int k2 = 0; k2 < x->r.nnotes; k2++) {
+                fputs("<div class=\"small\">not checked: ", f);
+                html(f, x->r.notes[k2]);
+                fputs("</div>", f);
+            }
             fputs("</td><td class=\"small\">", f);
             for (int k2 = 0; k2 < x->c.nrfc; k2++) {
                 if (k2)

@@ -25,6 +25,12 @@ typedef struct iwc_env {
     iwc_agent *agent;
     char iut_host[256];   /* where the IUT's RDMA listener is reachable */
     char local_host[64];  /* our address as the IUT sees it (numeric) */
+    /* Address translation between runner and IUT (a guest behind NAT):
+     * 0 = none. The IUT listens on iut_listen_port and we connect to
+     * iut_connect_port; we listen on local_bind:local_port and tell the IUT
+     * local_host:local_port. */
+    uint16_t iut_listen_port, iut_connect_port, local_port;
+    char local_bind[64];
     int timeout_ms;       /* longest wait for any one expectation */
     int mpa_timeout_ms;   /* the IUT's own MPA startup timeout (slow cases) */
     bool slow;            /* run cases tagged slow */
@@ -59,6 +65,8 @@ typedef struct iwc_result {
     char **msgs;            /* failures (or the skip / error reason), in order */
     int nmsgs;
     int checks;             /* expectations and automatic checks evaluated */
+    char **notes;           /* checks the agent could not support (not failures) */
+    int nnotes;
     uint64_t duration_us;
     iwc_capture cap;
     char *deviation;        /* set by the caller: the matching deviation's reason */

@@ -194,7 +194,23 @@ static void test_deviations(void) {
     char *msgs[] = {"line 3: expected Terminate 1/1/0, got none"};
     CHECK(iwc_dev_match(&l, "stag.write", msgs, 1) == &l.v[0]);
     CHECK(!iwc_dev_match(&l, "mpa.y", msgs, 1) && !iwc_dev_match(&l, "mpa.x", msgs, 1));
-    CHECK(iwc_dev_for(&l, "mpa.x") == &l.v[1]);
+    CHECK(iwc_dev_for(&l, "mpa.x", true) == &l.v[1]);
+    /* a glob entry is not "fixed" by one passing case */
+    CHECK(!iwc_dev_for(&l, "stag.write", true) && iwc_dev_for(&l, "stag.write", false) == &l.v[0]);
+    iwc_dev_free(&l);
+    /* every failure message must be excused by some entry naming the case */
+    const char *two = "deviation: *\noutcome: nibbles swapped\nreason: A\n"
+                      "deviation: ddp.*\noutcome: M bit\nreason: B\n";
+    CHECK(iwc_dev_parse(two, strlen(two), &l, err, sizeof err) == 0 && l.n == 2);
+    char *both[] = {"line 3: Terminate layer and error-type nibbles swapped: got 2/1/1",
+                    "line 3: Terminate M bit: expected M=1, got M=0"};
+    iwc_dev *used[4];
+    CHECK(iwc_dev_cover(&l, "ddp.x", both, 2, used, 4) == 2 && used[0] == &l.v[0] &&
+          used[1] == &l.v[1]);
+    CHECK(iwc_dev_cover(&l, "mpa.x", both, 2, used, 4) == 0); /* M bit not excused for mpa.* */
+    CHECK(iwc_dev_cover(&l, "mpa.x", both, 1, used, 4) == 1);
+    char *three[] = {both[0], both[1], "line 4: region A changed outside the expected placement"};
+    CHECK(iwc_dev_cover(&l, "ddp.x", three, 3, used, 4) == 0 && !iwc_dev_match(&l, "ddp.x", three, 3));
     iwc_dev_free(&l);
     static const char *const bad[] = {"outcome: x\n", "deviation: a\nreason: r\n",
                                       "deviation: a\noutcome: o\n", "deviation:\n",

@@ -6,14 +6,23 @@
  * libpcap as TCP streams whose sequence numbers are continuous. Two pcaps
  * are then cut back to one direction and fed to iwarp-decode, which must
  * see a clean stream in one and the injected CRC error in the other.
+ * Last, two cases run through a port forwarder, as against a guest behind
+ * NAT (--iut-port, --local-listen), and their pcaps must show the
+ * translated ports.
  *
  *   iwc_suite_test TARGET CONFORM DECODE CASES DEVIATIONS OUTDIR */
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pcap/pcap.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "iw_json.h"
 #include "iwc_proc.h"
@@ -233,6 +242,117 @@ static int decode_direction(const char *decode, const char *pcap, int dir, const
     return iwc_wait(iwc_spawn(argv, log));
 }
 
+/* ---- a TCP forwarder 127.0.0.1:from -> 127.0.0.1:to (a child process) ---- */
+
+static int tcp_to(uint16_t port) {
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+static void relay(int a, int b) {
+    struct pollfd p[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
+    char buf[65536];
+    int open_dirs = 2;
+    while (open_dirs > 0 && poll(p, 2, 30000) > 0) {
+        for (int i = 0; i < 2; i++) {
+            if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            ssize_t n = read(p[i].fd, buf, sizeof buf);
+            int peer = i ? a : b;
+            if (n <= 0) {
+                shutdown(peer, SHUT_WR);
+                p[i].fd = -1;
+                open_dirs--;
+            } else if (write(peer, buf, (size_t)n) != n) {
+                return;
+            }
+        }
+    }
+}
+
+static pid_t forwarder(uint16_t from, uint16_t to) {
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(from)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int one = 1, l = socket(AF_INET, SOCK_STREAM, 0);
+    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 4) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid != 0) {
+        close(l);
+        return pid;
+    }
+    for (;;) {
+        int c = accept(l, NULL, NULL);
+        if (c < 0)
+            _exit(0);
+        int d = tcp_to(to);
+        if (d >= 0)
+            relay(c, d);
+        close(c);
+        if (d >= 0)
+            close(d);
+    }
+}
+
+/* The first packet's TCP ports of a case pcap (0 if unreadable). */
+static void pcap_ports(const char *path, uint16_t *sport, uint16_t *dport) {
+    char err[PCAP_ERRBUF_SIZE];
+    *sport = *dport = 0;
+    pcap_t *p = pcap_open_offline(path, err);
+    struct pcap_pkthdr *h;
+    const u_char *d;
+    if (p && pcap_next_ex(p, &h, &d) == 1 && h->caplen >= 54) {
+        *sport = (uint16_t)(d[34] << 8 | d[35]);
+        *dport = (uint16_t)(d[36] << 8 | d[37]);
+    }
+    if (p)
+        pcap_close(p);
+}
+
+/* --iut-port P:Q with a forwarder Q -> P, --local-listen on a fixed port:
+ * a responder and an initiator case pass, and the pcaps show Q and L. */
+static void nat_check(const char *target, const char *conform, const char *cases,
+                      const char *out) {
+    uint16_t port = iwc_free_port(), p = iwc_free_port(), q = iwc_free_port(),
+             l = iwc_free_port();
+    char agent[64], log[4096], iutp[32], ll[64], dir[4096];
+    snprintf(agent, sizeof agent, "127.0.0.1:%u", port);
+    snprintf(iutp, sizeof iutp, "%u:%u", p, q);
+    snprintf(ll, sizeof ll, "127.0.0.1:%u", l);
+    snprintf(log, sizeof log, "%s-nat.target.log", out);
+    snprintf(dir, sizeof dir, "%s-nat", out);
+    char *targv[] = {(char *)target, "--agent", agent, NULL};
+    pid_t tp = iwc_spawn(targv, log);
+    pid_t fw = forwarder(q, p);
+    CHECK(tp > 0 && fw > 0 && iwc_port_up(port, 5000), "iwarp-target or forwarder did not start");
+    char *cargv[] = {(char *)conform, "--agent", agent, "--cases", (char *)cases,
+                     "--filter", "positive.write-small,positive.iut-read", "--iut-port", iutp,
+                     "--local-host", "127.0.0.1", "--local-listen", ll, "--out", dir,
+                     "--no-color", NULL};
+    int rc = iwc_wait(iwc_spawn(cargv, NULL));
+    if (fw > 0) {
+        kill(fw, SIGTERM);
+        waitpid(fw, NULL, 0);
+    }
+    iwc_stop(tp);
+    CHECK(rc == 0, "iwarp-conform through the forwarder exited %d", rc);
+    char pp[4200];
+    uint16_t sp, dp;
+    snprintf(pp, sizeof pp, "%s/pcaps/positive.write-small.pcap", dir);
+    pcap_ports(pp, &sp, &dp);
+    CHECK(dp == q, "%s: the runner connected to port %u, not the forwarded %u", pp, dp, q);
+    snprintf(pp, sizeof pp, "%s/pcaps/positive.iut-read.pcap", dir);
+    pcap_ports(pp, &sp, &dp);
+    CHECK(sp == l || dp == l, "%s: ports %u/%u, not the --local-listen port %u", pp, sp, dp, l);
+}
+
 int main(int argc, char **argv) {
     if (argc != 7) {
         fprintf(stderr, "usage: iwc_suite_test TARGET CONFORM DECODE CASES DEVIATIONS OUTDIR\n");
@@ -337,6 +457,8 @@ int main(int argc, char **argv) {
     rc = decode_direction(decode, pp, 1, tmp, "reply");
     CHECK(rc == 0, "iwarp-decode on the IUT's side of %s exited %d (0: Reply and Terminate)", pp,
           rc);
+
+    nat_check(target, conform, cases, out);
 
     if (failures)
         fprintf(stderr, "iwc_suite_test: %d check(s) failed (outputs in %s)\n", failures, out);
