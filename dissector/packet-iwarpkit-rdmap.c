@@ -501,6 +501,30 @@ static void fill_rdmapinfo(rdmap_info_t *info, const iw_rdmap_msg *m) {
     }
 }
 
+/* Wireshark's RPC-over-RDMA heuristic (packet-rpcrdma.c, 4.0 and later)
+ * reads octets 12-15 of a Send before it checks the Send's length: offered a
+ * whole Send shorter than the 16-octet RPC-over-RDMA header (RFC 8166 §4.2)
+ * it throws, and every short Send of any other ULP (perftest's 2-, 4- and
+ * 8-octet handshakes between siw peers, for one) shows as a malformed
+ * RPCoRDMA packet. No ULP of the list takes a message that short
+ * (RPC-over-RDMA: 16 octets, SMB Direct: 20), so such a Send goes straight to
+ * the data dissector. A part of a longer Send still goes to the heuristics,
+ * which may reassemble it themselves. */
+#define ULP_MIN_SEND 16
+
+static gboolean ulp_too_short(tvbuff_t *tvb, const rdmap_info_t *info) {
+    switch (info->opcode) {
+    case RDMA_SEND:
+    case RDMA_SEND_INVALIDATE:
+    case RDMA_SEND_SE:
+    case RDMA_SEND_SE_INVALIDATE:
+        return info->last_flag && info->message_offset == 0 &&
+               tvb_reported_length(tvb) < ULP_MIN_SEND;
+    default:
+        return FALSE;
+    }
+}
+
 /* A ULP heuristic that throws must not cut our own items short. Nor may it
  * leave TCP reassembly off for the rest of the segment: Wireshark restores
  * pinfo->can_desegment after a subdissector only when it returns, so the
@@ -510,7 +534,7 @@ static void call_ulp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, rdmap_
     guint16 can_desegment = pinfo->can_desegment, saved = pinfo->saved_can_desegment;
     TRY {
         heur_dtbl_entry_t *hdtbl_entry;
-        if (!rdmap_heur_list ||
+        if (!rdmap_heur_list || ulp_too_short(tvb, info) ||
             !dissector_try_heuristic(rdmap_heur_list, tvb, pinfo, tree, &hdtbl_entry, info))
             call_data_dissector(tvb, pinfo, tree);
     }

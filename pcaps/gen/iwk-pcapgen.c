@@ -339,6 +339,41 @@ static void gen_v2_p2p_markers(const char *dir) {
     free(s1.buf);
 }
 
+/* MPA v2 client-server, no CRC, no markers (what two siw peers negotiate):
+ * Sends of 1 to 16 octets of every Send opcode both ways, then a two-segment
+ * Send whose last segment is 3 octets. Valid: no ULP takes a Send under 16
+ * octets, so none may be shown as a malformed ULP packet. */
+static void gen_v2_short_sends(const char *dir) {
+    static const unsigned ops[] = {IW_OP_SEND, IW_OP_SEND_SE, IW_OP_SEND_INV, IW_OP_SEND_SE_INV};
+    iw_pcapw_file *c = cap_open(dir, "v2-short-sends.pcap");
+    conn k = conn_new(c, 5, 40005, 18515, 5005, 6006);
+    stream s[2] = {stream_new(), stream_new()};
+    iw_mpa_rr req = rr_v2(IW_MPA_REQUEST, false, false, false, false, false, false, 0, 0);
+    iw_mpa_rr rep = rr_v2(IW_MPA_REPLY, false, false, false, false, false, false, 0, 0);
+    startup(&k, &s[0], &s[1], &req, &rep);
+    uint8_t pay[32];
+    fill(pay, sizeof pay, 5);
+    iw_rdmap_msg m;
+    for (uint32_t i = 0; i < 16; i++) {
+        for (int d = 0; d < 2; d++) {
+            m = iw_rdmap_msg_untagged(ops[i % 4], 0, 1 + i, 0, true);
+            if (ops[i % 4] == IW_OP_SEND_INV || ops[i % 4] == IW_OP_SEND_SE_INV)
+                m.ddp.rsvd_ulp2 = 0x5000 + 0x100 * (uint32_t)d + i;
+            s_msg(&s[d], &m, pay, 1 + i);
+            flush(&k, d, &s[d], 1460);
+        }
+    }
+    m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 17, 0, false);
+    s_msg(&s[0], &m, pay, 16);
+    m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 17, 16, true);
+    s_msg(&s[0], &m, pay + 16, 3);
+    flush(&k, 0, &s[0], 1460);
+    tcp_close(&k);
+    cap_close(c);
+    free(s[0].buf);
+    free(s[1].buf);
+}
+
 /* MPA v1: markers only from the responder (Request M=1), no CRC; odd cuts
  * including one-octet segments. */
 static void gen_v1_markers_nocrc(const char *dir) {
@@ -985,6 +1020,7 @@ int main(int argc, char **argv) {
     const char *d = argv[1];
     gen_v1_crc_all_opcodes(d);
     gen_v2_p2p_markers(d);
+    gen_v2_short_sends(d);
     gen_v1_markers_nocrc(d);
     gen_midstream_crc(d);
     gen_midstream_markers(d);
