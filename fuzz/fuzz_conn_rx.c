@@ -93,11 +93,7 @@ typedef struct {
 
 static int on_event(iw_conn *c, const iw_event *e, void *user) {
     run *r = user;
-    iw_conn_stats st;
-    iw_conn_get_stats(c, &st);
-    /* bytes_tx counts what was committed, so it is the output length at
-     * this instant even inside iw_conn_write. */
-    fz_ev_add(&r->ev, e, (size_t)st.bytes_tx);
+    fz_ev_log(&r->ev, c, e);
     FUZZ_CHECK(r->ev.n <= MAX_EVENTS);
     if (++r->n_events == r->fail_at) {
         r->cb_failed = true;

@@ -66,6 +66,14 @@ static inline fz_ev *fz_ev_add(fz_evlog *l, const iw_event *e, size_t out_len) {
     return r;
 }
 
+/* An engine event, with the output length at this instant: bytes_tx counts
+ * what was committed, so it is right even inside iw_conn_write. */
+static inline fz_ev *fz_ev_log(fz_evlog *l, iw_conn *c, const iw_event *e) {
+    iw_conn_stats st;
+    iw_conn_get_stats(c, &st);
+    return fz_ev_add(l, e, (size_t)st.bytes_tx);
+}
+
 static inline bool fz_term_same(const iw_term_info *a, const iw_term_info *b) {
     return a->triple == b->triple && a->m == b->m && a->d == b->d && a->r == b->r &&
            a->ddp_seg_len == b->ddp_seg_len && a->hdr_len == b->hdr_len &&

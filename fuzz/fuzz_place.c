@@ -191,9 +191,7 @@ static bool verbose;                   /* FUZZ_VERBOSE=1: a line per segment */
 
 static int on_event(iw_conn *c, const iw_event *e, void *user) {
     run *r = user;
-    iw_conn_stats st;
-    iw_conn_get_stats(c, &st);
-    fz_ev_add(&r->ev, e, (size_t)st.bytes_tx);
+    fz_ev_log(&r->ev, c, e);
     return 0;
 }
 static const iw_callbacks cbs = {IW_CALLBACKS_V1, on_event};

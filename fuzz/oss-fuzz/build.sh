@@ -41,6 +41,8 @@ grep -E '^[a-z0-9_]+( +[a-z]+)*$' "$src/fuzz/fuzzers.txt" | while read -r target
       peer)
         extra+=("$src/reference-stack/tests/iw_engine_peer.c")
         flags+=(-I"$src/reference-stack/tests") ;;
+      diff)
+        extra+=("$src/fuzz/fuzz_diff_core.c") ;;
       agent)
         extra+=("$src/reference-stack/target/iw_agent.c" "$src/reference-stack/util/iw_json.c")
         flags+=(-I"$src/reference-stack/target" -I"$src/reference-stack/util") ;;
@@ -53,7 +55,7 @@ grep -E '^[a-z0-9_]+( +[a-z]+)*$' "$src/fuzz/fuzzers.txt" | while read -r target
           echo "skipped $target: libwireshark development files not found (pkg-config wireshark)"
           continue 2
         fi
-        extra+=("$src"/dissector/plugin.c "$src"/dissector/packet-iwarpkit-*.c)
+        extra+=("$src"/dissector/plugin.c "$src"/dissector/packet-iwarpkit-*.c "$src/fuzz/fuzz_epan.c")
         # glib's headers need GNU extensions, as for the plugin's own build.
         flags+=(-std=gnu11 $(pkg-config --cflags wireshark) -I"$src/dissector"
                 -DIWK_PLUGIN_VERSION=\"fuzz\")
