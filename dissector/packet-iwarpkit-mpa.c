@@ -535,8 +535,11 @@ static void dissect_rr(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
 
 /* ---------------- FPDU ---------------- */
 
+/* v: the FPDU's verdict when it is the marker one, else NULL:
+ * iw_mpa_fpdu_decode judges markers only where the CRC holds (RFC 5044 §8
+ * code 3), and an FPDU gets one verdict. */
 static void add_marker(proto_tree *t, tvbuff_t *tvb, guint w, const iw_mpa_fpdu *f,
-                       packet_info *pinfo) {
+                       const iw_verdict *v, packet_info *pinfo) {
     proto_item *mi = proto_tree_add_item(t, hf_marker, tvb, w, IW_MPA_MARKER_LEN, ENC_NA);
     proto_tree *mt = proto_item_add_subtree(mi, ett_marker);
     /* Field values from libiwarp's marker decoder, like every other field. */
@@ -546,10 +549,8 @@ static void add_marker(proto_tree *t, tvbuff_t *tvb, guint w, const iw_mpa_fpdu 
     iw_mpa_marker_decode(raw, &res, &ptr);
     proto_tree_add_uint(mt, hf_marker_res, tvb, w, 2, res);
     proto_tree_add_uint(mt, hf_marker_ptr, tvb, w + 2, 2, ptr);
-    if (!f->marker_ok && f->bad_marker_off == w) {
-        iw_verdict v = iw_verdict_term(IW_TERM_LLP_MPA_MARKER, "RFC 5044 §4.2, §8");
-        iwk_expert_verdict(pinfo, mi, &v);
-    }
+    if (v && f->bad_marker_off == w)
+        iwk_expert_verdict(pinfo, mi, v);
 }
 
 static void dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_conv *c, int d,
@@ -584,14 +585,15 @@ static void dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iw
         proto_tree_add_expert(ft, pinfo, &ei_truncated, tvb, 0, -1);
         return;
     }
+    const iw_verdict *mv = r == IW_ERR_PROTO && v.term == IW_TERM_LLP_MPA_MARKER ? &v : NULL;
     if (pd->markers && f.hdr_off)
-        add_marker(ft, tvb, 0, &f, pinfo);
+        add_marker(ft, tvb, 0, &f, mv, pinfo);
     proto_tree_add_uint(ft, hf_ulpdu_len, tvb, (gint)f.hdr_off, IW_MPA_HDR_LEN, f.ulpdu_len);
     proto_item_append_text(ti, ", ULPDU %u octets", f.ulpdu_len);
     if (pd->markers)
         for (guint w = iw_mpa_marker_gap(pd->pos); w < wire; w += IW_MPA_MARKER_INTERVAL)
             if (w) /* w == 0 is the leading marker, added above */
-                add_marker(ft, tvb, w, &f, pinfo);
+                add_marker(ft, tvb, w, &f, mv, pinfo);
 
     /* ULPDU: in place, or markers removed into its own data source. */
     tvbuff_t *ulpdu_tvb;

@@ -635,7 +635,8 @@ void iwk_dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
         proto_item_append_text(di, " [truncated: %u octets, DDP header needs %u]", len,
                                len ? (guint)iw_ddp_hdr_len(p[0]) : 1);
         wmem_strbuf_append(info, "DDP segment [truncated header]");
-        iwk_expert_verdict(pinfo, di, &v);
+        if (!ctx->crc_bad)
+            iwk_expert_verdict(pinfo, di, &v);
         iwk_seg *ts = seg_state(pinfo, ctx, NULL, len, r, &v);
         if (ts) {
             iwk_expert_shadow(pinfo, di, &ts->shadow);
@@ -721,8 +722,10 @@ void iwk_dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
     if (!m.ddp.last)
         wmem_strbuf_append(info, " [more]");
 
-    /* Stateless verdict from libiwarp. */
-    if (r < 0) {
+    /* Stateless verdict from libiwarp. An FPDU that failed its CRC or
+     * marker check never reaches DDP (RFC 5044 §6): its ULPDU is decoded
+     * for display only, and its one verdict is MPA's. */
+    if (r < 0 && !ctx->crc_bad) {
         gboolean ddp_layer = v.kind == IW_VERDICT_TERM && iw_term_layer(v.term) == 0x1;
         proto_item *vi = proto_tree_add_uint(ddp_layer ? dt : rt, hf_verdict, tvb, 0, 0, v.term);
         proto_item_set_generated(vi);
@@ -825,7 +828,7 @@ void iwk_dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
         ti->dst = &pinfo->dst;
         ti->srcport = pinfo->srcport;
         ti->dstport = pinfo->destport;
-        ti->verdict = r < 0 || stateful;
+        ti->verdict = ctx->crc_bad || r < 0 || stateful; /* crc_bad: MPA's verdict */
         tap_queue_packet(iwk_tap, pinfo, ti);
     }
     col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", wmem_strbuf_get_str(info));
