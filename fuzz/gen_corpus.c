@@ -1106,12 +1106,15 @@ static void df_rec(bytes *b, uint8_t flags, const iw_rdmap_msg *m) {
     free(seg.p);
 }
 
+/* fuzz_diff_plugin reads the same input (and two setup bits of its own):
+ * every differential seed is both targets'. */
 static void diff_save(const char *name, uint8_t cfg, uint8_t setup, const bytes *b) {
     bytes o = {0};
     b_u8(&o, cfg);
     b_u8(&o, setup);
     b_put(&o, b->p, b->n);
     save("fuzz_diff", name, o.p, o.n);
+    save("fuzz_diff_plugin", name, o.p, o.n);
     free(o.p);
 }
 
@@ -1273,6 +1276,24 @@ static void gen_diff(void) {
     st_traffic(&st, 1500);
     diff_save("diff_raw_markers_crc_traffic", DF_CRC | DF_MARKERS | 0x20, 1, &st.b);
     free(st.b.p);
+
+    /* Regressions, fuzz_diff_plugin: an FPDU with a bad CRC got the CRC's
+     * Terminate and also its ULPDU's DDP/RDMAP verdict (RFC 5044 §6: that
+     * ULPDU never reaches DDP), and one with a bad CRC and a bad marker got
+     * both MPA verdicts (§8: markers are judged where the CRC holds). The
+     * engine sends the CRC's alone. Setup bit 6: each FPDU in two segments. */
+    b.n = 0;
+    m = msg_of(IW_OP_SEND, false, 5); /* bad QN too: 1/2/1 */
+    m.ddp.dv = 2;                     /* and bad DDP version: 1/2/6 */
+    m.payload = payload, m.payload_len = 40;
+    df_rec(&b, 1, &m);
+    diff_save("regress_plugin_crc_bad_ddp_verdict_too", DF_CRC | DF_FRAMED, 2 | 0x40, &b);
+    b.n = 0;
+    m = msg_of(IW_OP_WRITE, true, 0);
+    m.ddp.stag = 0x101, m.ddp.to = 0x1000, m.payload = bulk, m.payload_len = sizeof bulk;
+    df_rec(&b, 1 | 2, &m);
+    diff_save("regress_plugin_crc_bad_marker_verdict_too", DF_CRC | DF_MARKERS | DF_FRAMED, 2,
+              &b);
     free(good.p);
     free(b.p);
 }
