@@ -503,8 +503,18 @@ int iw_conn_flush(iw_conn *c, iw_wc_status st) {
         }
     }
     /* Everything is flushed even if a callback fails; the first failure
-     * is what the engine call returns (IW_ERR_CALLBACK). */
-    int rc = conn_cq_drain(c);
+     * is what the engine call returns (IW_ERR_CALLBACK). conn_cq_drain
+     * stops at a failing callback after popping its entry, so it is called
+     * again until the queue is empty: at most once per entry queued now
+     * (one more to see it empty), so no callback can keep it looping. */
+    int rc = 0;
+    for (uint32_t left = c->cq.count + 1; left; left--) {
+        int e = conn_cq_drain(c);
+        if (!rc)
+            rc = e;
+        if (!e)
+            break;
+    }
     while (c->rq.count) {
         rq_ent *r = iw_ring_at(&c->rq, 0);
         iw_event ev = {.type = IW_EV_RECV, .status = st, .wr_id = r->wr_id};

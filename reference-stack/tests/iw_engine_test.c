@@ -2480,6 +2480,69 @@ out:
     pair_free(&p);
 }
 
+/* A failing callback does not stop the flush (RFC 5040 §5.4, §5.5: every
+ * operation completes, in order): each queued work request is still
+ * reported once, the engine call returns IW_ERR_CALLBACK, and a callback
+ * that fails on every event cannot make the flush loop. */
+typedef struct {
+    size_t n, fail_from, fail_every;
+    iw_event_type type[16];
+    iw_wc_status status[16];
+    uint64_t wr_id[16];
+} flush_log;
+
+static int flush_on_event(iw_conn *c, const iw_event *ev, void *user) {
+    (void)c;
+    flush_log *l = user;
+    size_t i = l->n++;
+    if (i < 16) {
+        l->type[i] = ev->type;
+        l->status[i] = ev->status;
+        l->wr_id[i] = ev->wr_id;
+    }
+    return i == l->fail_from || (l->fail_every && i > l->fail_from);
+}
+
+static void c_flush_one(bool fail_every) {
+    snprintf(g_ctx, sizeof g_ctx, "C flush after a failed callback%s",
+             fail_every ? " (every one fails)" : "");
+    static const iw_callbacks cb = {IW_CALLBACKS_V1, flush_on_event};
+    flush_log l = {.fail_from = 0, .fail_every = fail_every};
+    iw_rnic *r = NULL;
+    iw_conn *c = NULL;
+    uint32_t pd;
+    XREQUIRE(iw_rnic_new(&r, NULL) == 0 && iw_pd_alloc(r, &pd) == 0);
+    iw_conn_settings s;
+    iw_conn_settings_default(&s, IW_ROLE_INITIATOR);
+    XREQUIRE(iw_conn_new(&c, r, pd, &s, &cb, &l) == 0);
+    static const uint8_t data[8] = "payload";
+    for (uint64_t id = 1; id <= 3; id++) {
+        iw_send_wr w = {.op = IW_WR_SEND, .wr_id = id, .data = data, .len = sizeof data};
+        XREQUIRE(iw_conn_post_send(c, &w) == 0);
+    }
+    uint8_t buf[16];
+    XREQUIRE(iw_conn_post_recv(c, 4, buf, sizeof buf) == 0);
+    XREQUIRE(iw_conn_start(c, T0) == 0);
+    /* The TCP stream ends before the startup: everything is flushed. */
+    XCHECK_EQ(iw_conn_rx_eof(c, T0), IW_ERR_CALLBACK);
+    XREQUIRE(l.n == 5);
+    for (size_t i = 0; i < 3; i++) {
+        XCHECK_EQ(l.type[i], IW_EV_SEND_DONE);
+        XCHECK_EQ(l.status[i], IW_WC_FLUSHED);
+        XCHECK_EQ(l.wr_id[i], i + 1);
+    }
+    XCHECK(l.type[3] == IW_EV_RECV && l.status[3] == IW_WC_FLUSHED && l.wr_id[3] == 4);
+    XCHECK_EQ(l.type[4], IW_EV_CLOSED);
+out:
+    iw_conn_del(c);
+    iw_rnic_del(r);
+}
+
+IW_TEST(c_flush_after_failed_callback) {
+    c_flush_one(false);
+    c_flush_one(true);
+}
+
 /* RFC 6581 §6, §10: a Rev 2 responder accepts a Rev 1 Request and answers
  * with an unenhanced Rev 1 Reply; the stream then works. */
 IW_TEST(c_rev1_request) {
@@ -2968,6 +3031,7 @@ IW_TEST_MAIN("iw_engine", IW_CASE(a_back_to_back_matrix), IW_CASE(a_back_to_back
              IW_CASE(c_pd_too_long), IW_CASE(c_initiator_initiator), IW_CASE(c_timeout),
              IW_CASE(c_reject), IW_CASE(c_ird_ord_negotiation), IW_CASE(c_initiator_ird),
              IW_CASE(c_no_common_rtr), IW_CASE(c_read_rtr_ird0), IW_CASE(c_close_and_eof),
+             IW_CASE(c_flush_after_failed_callback),
              IW_CASE(c_rev1_request), IW_CASE(c_responder_waits), IW_CASE(c_markers_per_direction),
              IW_CASE(c_api_arguments), IW_CASE(d_zero_copy), IW_CASE(e_robustness),
              IW_CASE(known_issue_summary))
