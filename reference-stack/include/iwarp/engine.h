@@ -201,7 +201,17 @@ typedef struct iw_event {
 typedef struct iw_callbacks {
     int version; /* IW_CALLBACKS_V1 */
     /* Every completion and state change. Return 0, or non-zero to make the
-     * current engine call fail with IW_ERR_CALLBACK. */
+     * current engine call fail with IW_ERR_CALLBACK.
+     *
+     * After IW_ERR_CALLBACK the connection can only be dropped (iw_conn_del
+     * and close the TCP connection), as after nghttp2's
+     * NGHTTP2_ERR_CALLBACK_FAILURE, although the code is above IW_ERR_FATAL:
+     * the failed call does not say how many octets it consumed
+     * (iw_conn_recv, rx_commit) or wrote (iw_conn_write, tx_commit), yet
+     * what it wrote is already counted as sent (iw_conn_stats.bytes_tx), so
+     * neither direction of the TCP stream can be resumed correctly. The
+     * engine still finishes what the call was doing: a flush reports every
+     * completion even when callbacks fail. */
     int (*on_event)(iw_conn *conn, const iw_event *ev, void *user);
 } iw_callbacks;
 
@@ -250,8 +260,9 @@ int iw_conn_post_recv(iw_conn *conn, uint64_t wr_id, void *buf, uint32_t len);
 /* ---- bytes in and out ---- */
 
 /* Copying forms: consume all of in / fill out. iw_conn_recv returns len,
- * or IW_ERR_CALLBACK / IW_ERR_NOMEM; a peer's violation is never an error
- * here: it is answered with a Terminate. */
+ * or IW_ERR_CALLBACK (drop the connection: see iw_callbacks) / IW_ERR_NOMEM;
+ * a peer's violation is never an error here: it is answered with a
+ * Terminate. */
 iw_ssize iw_conn_recv(iw_conn *conn, const uint8_t *in, size_t len, iw_tstamp now);
 iw_ssize iw_conn_write(iw_conn *conn, uint8_t *out, size_t outlen, iw_tstamp now);
 bool iw_conn_want_write(const iw_conn *conn);
