@@ -90,11 +90,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(iw_rdmap_encode_hdr(out, cap, &m) == w - (iw_ssize)m.payload_len);
     free(out);
 
-    /* One octet short, in an exact-size block: refused, never overrun.
-     * (Octets before the refusal may be written: see docs/fuzzing.md.) */
+    /* One octet short, in an exact-size block: refused, never overrun,
+     * and nothing written (finding 3). */
     uint8_t *small = malloc((size_t)w - 1); /* w >= 14, a DDP header */
     FUZZ_CHECK(small != NULL);
+    memset(small, 0xA5, (size_t)w - 1);
     FUZZ_CHECK(iw_rdmap_encode(small, (size_t)w - 1, &m) == IW_ERR_NOBUF);
+    for (size_t i = 0; i + 1 < (size_t)w; i++)
+        FUZZ_CHECK(small[i] == 0xA5);
     free(small);
     return 0;
 }

@@ -65,9 +65,12 @@ size_t iw_mpa_fpdu_len(const uint8_t *buf, size_t len, uint32_t pos, bool marker
 
 /* Gather cursor: appends logical octets to an iov list, inserting markers
  * as they fall due. Framing octets are copied into `frame`; ULPDU octets
- * are referenced where they lie. */
+ * are referenced where they lie. A dry cursor (iov NULL) writes nothing,
+ * neither iov nor frame, and only counts what a real one would use, with
+ * the same addresses, so that the sizes are checked before the first
+ * write. */
 typedef struct {
-    iw_iovec *iov;
+    iw_iovec *iov;  /* NULL: dry */
     int n, max;
     uint8_t *frame;
     size_t fused, fcap;
@@ -75,6 +78,7 @@ typedef struct {
     uint32_t pos;   /* grid position of the FPDU's first wire octet */
     bool markers;
     size_t hdr_off; /* wire offset of ULPDU_Length */
+    const uint8_t *end; /* just past the last piece */
     bool err;
 } gather_t;
 
@@ -83,17 +87,22 @@ static void gather_piece(gather_t *g, const uint8_t *p, size_t n) {
         return;
     g->w += n;
     /* Framing octets written back to back extend the previous piece. */
-    if (g->n && (uint8_t *)g->iov[g->n - 1].base + g->iov[g->n - 1].len == p) {
-        g->iov[g->n - 1].len += n;
+    if (g->n && g->end == p) {
+        if (g->iov)
+            g->iov[g->n - 1].len += n;
+        g->end = p + n;
         return;
     }
     if (g->n == g->max) {
         g->err = true;
         return;
     }
-    g->iov[g->n].base = (void *)(uintptr_t)p;
-    g->iov[g->n].len = n;
+    if (g->iov) {
+        g->iov[g->n].base = (void *)(uintptr_t)p;
+        g->iov[g->n].len = n;
+    }
     g->n++;
+    g->end = p + n;
 }
 
 static uint8_t *gather_frame(gather_t *g, size_t n) {
@@ -114,8 +123,10 @@ static void gather_markers_due(gather_t *g) {
         /* §4.2: FPDUPTR points back to ULPDU_Length; 0 for a marker that
          * precedes the header (it then belongs to this FPDU). */
         uint16_t ptr = g->w < g->hdr_off ? 0 : (uint16_t)(g->w - g->hdr_off);
-        iw_put_u16(m, 0);
-        iw_put_u16(m + 2, ptr);
+        if (g->iov) {
+            iw_put_u16(m, 0);
+            iw_put_u16(m + 2, ptr);
+        }
         gather_piece(g, m, IW_MPA_MARKER_LEN);
     }
 }
@@ -132,9 +143,9 @@ static void gather_bytes(gather_t *g, const uint8_t *src, size_t n, bool copy) {
             uint8_t *f = gather_frame(g, run);
             if (!f)
                 return;
-            if (src)
+            if (g->iov && src)
                 memcpy(f, src, run);
-            else
+            else if (g->iov)
                 memset(f, 0, run);
             p = f;
         }
@@ -145,41 +156,54 @@ static void gather_bytes(gather_t *g, const uint8_t *src, size_t n, bool copy) {
     }
 }
 
+/* The whole FPDU through the cursor: ULPDU_Length, ULPDU, PAD, CRC and the
+ * markers among them. */
+static void gather_fpdu(gather_t *g, unsigned flags, const uint8_t *hdr, size_t hdrlen,
+                        const uint8_t *payload, size_t paylen) {
+    size_t ulpdu_len = hdrlen + paylen;
+    uint8_t len_be[IW_MPA_HDR_LEN];
+    iw_put_u16(len_be, (uint16_t)ulpdu_len);
+    gather_bytes(g, len_be, sizeof len_be, true);
+    gather_bytes(g, hdr, hdrlen, false);
+    gather_bytes(g, payload, paylen, false);
+    gather_bytes(g, NULL, iw_mpa_pad_len(ulpdu_len), true); /* §4.1: PAD is zero */
+    /* §4.4: a marker right after the PAD is covered by the CRC. */
+    gather_markers_due(g);
+    uint8_t crc[IW_MPA_CRC_LEN] = {0};
+    if ((flags & IW_MPA_CRC) && g->iov && !g->err) {
+        uint32_t st = IW_CRC32C_INIT;
+        for (int i = 0; i < g->n; i++)
+            st = iw_crc32c_update(st, g->iov[i].base, g->iov[i].len);
+        iw_crc32c_put(crc, ~st);
+    }
+    gather_bytes(g, crc, sizeof crc, true);
+}
+
 int iw_mpa_fpdu_gather(iw_iovec *iov, int iovmax, uint8_t *frame, size_t framelen, uint32_t pos,
                        unsigned flags, const uint8_t *hdr, size_t hdrlen, const uint8_t *payload,
                        size_t paylen, size_t *wire_len) {
     bool markers = (flags & IW_MPA_MARKERS) != 0;
     size_t ulpdu_len = hdrlen + paylen;
     if (ulpdu_len < hdrlen || ulpdu_len > IW_MPA_ULPDU_MAX || (hdrlen && !hdr) ||
-        (paylen && !payload) || iovmax < 0)
+        (paylen && !payload) || iovmax < 0 || (iovmax && !iov))
         return IW_ERR_INVALID_ARG;
     /* With markers, FPDUs stay 4-aligned to the grid (§4.1, §4.3) and the
      * ULPDU within MULPDU's ceiling so every FPDUPTR fits 16 bits (§4.5). */
     if (markers && ((pos & 3) || ulpdu_len > IW_MPA_MULPDU_MAX))
         return IW_ERR_INVALID_ARG;
 
-    gather_t g = {iov, 0, iovmax, frame, 0, framelen, 0, pos, markers,
-                  markers_wire_off(pos, 0, markers), false};
-    uint8_t len_be[IW_MPA_HDR_LEN];
-    iw_put_u16(len_be, (uint16_t)ulpdu_len);
-    gather_bytes(&g, len_be, sizeof len_be, true);
-    gather_bytes(&g, hdr, hdrlen, false);
-    gather_bytes(&g, payload, paylen, false);
-    gather_bytes(&g, NULL, iw_mpa_pad_len(ulpdu_len), true); /* §4.1: PAD is zero */
-    /* §4.4: a marker right after the PAD is covered by the CRC. */
-    gather_markers_due(&g);
-    uint8_t crc[IW_MPA_CRC_LEN] = {0};
-    if ((flags & IW_MPA_CRC) && !g.err) {
-        uint32_t st = IW_CRC32C_INIT;
-        for (int i = 0; i < g.n; i++)
-            st = iw_crc32c_update(st, g.iov[i].base, g.iov[i].len);
-        iw_crc32c_put(crc, ~st);
-    }
-    gather_bytes(&g, crc, sizeof crc, true);
+    /* A dry run first: iov and frame stay untouched unless both suffice. */
+    gather_t g = {NULL, 0, iovmax, frame, 0, framelen, 0, pos, markers,
+                  markers_wire_off(pos, 0, markers), NULL, false};
+    gather_fpdu(&g, flags, hdr, hdrlen, payload, paylen);
     if (g.err)
         return IW_ERR_NOBUF;
+    int dry_n = g.n;
+    g = (gather_t){iov, 0, iovmax, frame, 0, framelen, 0, pos, markers,
+                   markers_wire_off(pos, 0, markers), NULL, false};
+    gather_fpdu(&g, flags, hdr, hdrlen, payload, paylen);
     /* Check the exact advance (ngtcp2 habit). */
-    if (g.w != iw_mpa_fpdu_wire_len(ulpdu_len, pos, markers))
+    if (g.err || g.n != dry_n || g.w != iw_mpa_fpdu_wire_len(ulpdu_len, pos, markers))
         return IW_ERR_FATAL;
     *wire_len = g.w;
     return g.n;

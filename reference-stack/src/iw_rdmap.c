@@ -273,8 +273,13 @@ iw_ssize iw_rdmap_encode_read_req(uint8_t *out, size_t outlen, const iw_rdmap_re
     return IW_RDMAP_READ_REQ_LEN;
 }
 
+/* RFC 7306 §4.1: AOpCode is 4 bits, the reserved field 28. */
+static bool rdmap_atomic_req_ok(const iw_rdmap_atomic_req *a) {
+    return a->aopcode <= 0xF && a->rsvd <= 0x0FFFFFFF;
+}
+
 iw_ssize iw_rdmap_encode_atomic_req(uint8_t *out, size_t outlen, const iw_rdmap_atomic_req *a) {
-    if (a->aopcode > 0xF || a->rsvd > 0x0FFFFFFF)
+    if (!rdmap_atomic_req_ok(a))
         return IW_ERR_INVALID_ARG;
     if (outlen < IW_RDMAP_ATOMIC_REQ_LEN)
         return IW_ERR_NOBUF;
@@ -297,7 +302,10 @@ iw_ssize iw_rdmap_encode_atomic_resp(uint8_t *out, size_t outlen, const iw_rdmap
     return IW_RDMAP_ATOMIC_RESP_LEN;
 }
 
-iw_ssize iw_rdmap_encode_term(uint8_t *out, size_t outlen, const iw_rdmap_term *t) {
+/* The Terminate header's length (RFC 5040 §4.8), or IW_ERR_INVALID_ARG for
+ * fields that do not fit their bits or a copied DDP header not sized by its
+ * own T bit. */
+static iw_ssize rdmap_term_len(const iw_rdmap_term *t) {
     if (t->layer > 0xF || t->etype > 0xF || t->rsvd > 0x1FFF)
         return IW_ERR_INVALID_ARG;
     size_t ddp_len = 0;
@@ -306,8 +314,15 @@ iw_ssize iw_rdmap_encode_term(uint8_t *out, size_t outlen, const iw_rdmap_term *
             return IW_ERR_INVALID_ARG;
         ddp_len = t->ddp_raw_len;
     }
-    size_t total = IW_RDMAP_TERM_CTRL_LEN + ((t->m || t->d) ? 2 : 0) + ddp_len +
-                   (t->r ? IW_RDMAP_READ_REQ_LEN : 0);
+    return (iw_ssize)(IW_RDMAP_TERM_CTRL_LEN + ((t->m || t->d) ? 2 : 0) + ddp_len +
+                      (t->r ? IW_RDMAP_READ_REQ_LEN : 0));
+}
+
+iw_ssize iw_rdmap_encode_term(uint8_t *out, size_t outlen, const iw_rdmap_term *t) {
+    iw_ssize len = rdmap_term_len(t);
+    if (len < 0)
+        return len;
+    size_t total = (size_t)len;
     if (outlen < total)
         return IW_ERR_NOBUF;
     out[0] = (uint8_t)(t->layer << 4 | t->etype);
@@ -320,8 +335,8 @@ iw_ssize iw_rdmap_encode_term(uint8_t *out, size_t outlen, const iw_rdmap_term *
         off += 2;
     }
     if (t->d) {
-        memcpy(out + off, t->ddp_raw, ddp_len);
-        off += ddp_len;
+        memcpy(out + off, t->ddp_raw, t->ddp_raw_len);
+        off += t->ddp_raw_len;
     }
     if (t->r) {
         rdmap_put_read_req(out + off, &t->rreq);
@@ -330,52 +345,84 @@ iw_ssize iw_rdmap_encode_term(uint8_t *out, size_t outlen, const iw_rdmap_term *
     return off == total ? (iw_ssize)total : IW_ERR_FATAL;
 }
 
-iw_ssize iw_rdmap_encode_hdr(uint8_t *out, size_t outlen, const iw_rdmap_msg *m) {
+/* The opcode's own header after DDP's (RFC 5040 §4.4-§4.8, RFC 7306 §4):
+ * its length (0 when it has none), or IW_ERR_INVALID_ARG. */
+static iw_ssize rdmap_opcode_hdr_len(const iw_rdmap_msg *m) {
+    switch (m->opcode) {
+    case IW_OP_READ_REQ:
+        return IW_RDMAP_READ_REQ_LEN;
+    case IW_OP_TERMINATE:
+        return rdmap_term_len(&m->u.term);
+    case IW_OP_IMM:
+    case IW_OP_IMM_SE:
+        return IW_RDMAP_IMM_LEN;
+    case IW_OP_ATOMIC_REQ:
+        return rdmap_atomic_req_ok(&m->u.atomic_req) ? IW_RDMAP_ATOMIC_REQ_LEN
+                                                      : IW_ERR_INVALID_ARG;
+    case IW_OP_ATOMIC_RESP:
+        return IW_RDMAP_ATOMIC_RESP_LEN;
+    default:
+        return 0;
+    }
+}
+
+/* DDP header, the opcode's header and, with `payload`, a copy of
+ * m->payload. Every argument and the whole length are checked before the
+ * first write, so a refusal leaves out untouched (architecture.md). */
+static iw_ssize rdmap_encode(uint8_t *out, size_t outlen, const iw_rdmap_msg *m, bool payload) {
     if (m->rv > 3 || m->rsv > 3 || m->opcode > 0xF)
         return IW_ERR_INVALID_ARG;
     iw_ddp_hdr h = m->ddp;
     h.rsvd_ulp = (uint8_t)(m->rv << 6 | m->rsv << 4 | m->opcode);
-    iw_ssize hl = iw_ddp_encode_hdr(out, outlen, &h);
+    uint8_t ddp[IW_DDP_UNTAGGED_HDR_LEN]; /* the longer of the two */
+    iw_ssize hl = iw_ddp_encode_hdr(ddp, sizeof ddp, &h);
     if (hl < 0)
         return hl;
+    iw_ssize rl = rdmap_opcode_hdr_len(m);
+    if (rl < 0)
+        return rl;
+    size_t pl = payload ? m->payload_len : 0;
+    if (pl && !m->payload)
+        return IW_ERR_INVALID_ARG;
+    size_t hdr = (size_t)hl + (size_t)rl;
+    if (outlen < hdr || outlen - hdr < pl)
+        return IW_ERR_NOBUF;
+    memcpy(out, ddp, (size_t)hl);
     uint8_t *p = out + hl;
     size_t room = outlen - (size_t)hl;
-    iw_ssize rl = 0;
+    iw_ssize w = 0;
     switch (m->opcode) {
     case IW_OP_READ_REQ:
-        rl = iw_rdmap_encode_read_req(p, room, &m->u.read_req);
+        w = iw_rdmap_encode_read_req(p, room, &m->u.read_req);
         break;
     case IW_OP_TERMINATE:
-        rl = iw_rdmap_encode_term(p, room, &m->u.term);
+        w = iw_rdmap_encode_term(p, room, &m->u.term);
         break;
     case IW_OP_IMM:
     case IW_OP_IMM_SE:
-        if (room < IW_RDMAP_IMM_LEN)
-            return IW_ERR_NOBUF;
         memcpy(p, m->u.imm, IW_RDMAP_IMM_LEN);
-        rl = IW_RDMAP_IMM_LEN;
+        w = IW_RDMAP_IMM_LEN;
         break;
     case IW_OP_ATOMIC_REQ:
-        rl = iw_rdmap_encode_atomic_req(p, room, &m->u.atomic_req);
+        w = iw_rdmap_encode_atomic_req(p, room, &m->u.atomic_req);
         break;
     case IW_OP_ATOMIC_RESP:
-        rl = iw_rdmap_encode_atomic_resp(p, room, &m->u.atomic_resp);
+        w = iw_rdmap_encode_atomic_resp(p, room, &m->u.atomic_resp);
         break;
     default:
         break;
     }
-    return rl < 0 ? rl : hl + rl;
+    if (w != rl) /* the exact advance (ngtcp2 habit) */
+        return IW_ERR_FATAL;
+    if (pl)
+        memcpy(out + hdr, m->payload, pl);
+    return (iw_ssize)(hdr + pl);
+}
+
+iw_ssize iw_rdmap_encode_hdr(uint8_t *out, size_t outlen, const iw_rdmap_msg *m) {
+    return rdmap_encode(out, outlen, m, false);
 }
 
 iw_ssize iw_rdmap_encode(uint8_t *out, size_t outlen, const iw_rdmap_msg *m) {
-    iw_ssize hl = iw_rdmap_encode_hdr(out, outlen, m);
-    if (hl < 0)
-        return hl;
-    if (m->payload_len && !m->payload)
-        return IW_ERR_INVALID_ARG;
-    if (outlen - (size_t)hl < m->payload_len)
-        return IW_ERR_NOBUF;
-    if (m->payload_len)
-        memcpy(out + hl, m->payload, m->payload_len);
-    return hl + (iw_ssize)m->payload_len;
+    return rdmap_encode(out, outlen, m, true);
 }

@@ -793,9 +793,47 @@ IW_TEST(truncation_loop) {
     free(tmp);
 }
 
+/* iw_mpa_fpdu_gather with too few iov entries or too small a frame is
+ * NOBUF and writes neither (the sizes are checked before the first write). */
+static uint8_t g_gather_in[1500];
+
+static void gather_refused(int iovmax, size_t framelen, uint32_t pos, unsigned flags, size_t len) {
+    iw_iovec iov[IW_MPA_GATHER_IOV_MAX];
+    uint8_t frame[IW_MPA_GATHER_FRAME_MAX];
+    size_t hl = len < 18 ? len : 18, wire = 0;
+    memset(iov, IW_TEST_CANARY, sizeof iov);
+    memset(frame, IW_TEST_CANARY, sizeof frame);
+    CHECK_EQ(iw_mpa_fpdu_gather(iov, iovmax, frame, framelen, pos, flags, g_gather_in, hl,
+                                g_gather_in + 200, len - hl, &wire),
+             IW_ERR_NOBUF);
+    CHECK_EQ(iw_test_canary_changed(iov, sizeof iov), 0);
+    CHECK_EQ(iw_test_canary_changed(frame, sizeof frame), 0);
+}
+
+IW_TEST(gather_refusal_writes_nothing) {
+    static const size_t sizes[] = {0, 3, 42, 1000};
+    static const uint32_t poss[] = {0, 496, 508};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+        for (size_t pi = 0; pi < sizeof poss / sizeof poss[0]; pi++)
+            for (unsigned flags = 0; flags < 4; flags++) {
+                size_t len = sizes[si], hl = len < 18 ? len : 18, wire;
+                iw_iovec iov[IW_MPA_GATHER_IOV_MAX];
+                uint8_t frame[IW_MPA_GATHER_FRAME_MAX];
+                int n = iw_mpa_fpdu_gather(iov, IW_MPA_GATHER_IOV_MAX, frame, sizeof frame,
+                                           poss[pi], flags, g_gather_in, hl, g_gather_in + 200,
+                                           len - hl, &wire);
+                REQUIRE(n > 0);
+                for (int k = 0; k < n; k++)
+                    gather_refused(k, IW_MPA_GATHER_FRAME_MAX, poss[pi], flags, len);
+                for (size_t f = 0; f < wire - len; f++) /* length, PAD, CRC, markers */
+                    gather_refused(IW_MPA_GATHER_IOV_MAX, f, poss[pi], flags, len);
+            }
+}
+
 IW_TEST_MAIN("markers", IW_CASE(rfc5044_fig5), IW_CASE(rfc5044_fig6), IW_CASE(rfc5044_fig4_layout),
              IW_CASE(pad_lengths), IW_CASE(encode_every_aligned_pos), IW_CASE(decode_every_pos),
              IW_CASE(sequence_wrap), IW_CASE(crc_covers_marker_after_pad),
              IW_CASE(crc_covers_leading_marker), IW_CASE(crc_error), IW_CASE(marker_mismatch),
              IW_CASE(marker_reserved_and_low_bits), IW_CASE(crc_off),
-             IW_CASE(zero_copy_and_scratch), IW_CASE(encode_errors), IW_CASE(truncation_loop))
+             IW_CASE(zero_copy_and_scratch), IW_CASE(encode_errors), IW_CASE(truncation_loop),
+             IW_CASE(gather_refusal_writes_nothing))

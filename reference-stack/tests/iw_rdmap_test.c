@@ -328,16 +328,18 @@ IW_TEST(golden_encode_every_opcode) {
         REQUIRE(iw_rdmap_decode(&d, b, n, &v) == (iw_ssize)n);
         CHECK_EQ(iw_rdmap_encode(out, sizeof out, &d), (iw_ssize)n);
         CHECK_MEM(out, b, n);
-        /* every short buffer: NOBUF, nothing written */
+        /* every short buffer: NOBUF, and nothing written at all, not even
+         * the DDP header that fits (architecture.md: the size is checked
+         * before the first write) */
         for (size_t k = 0; k < n; k++) {
             uint8_t o2[300];
-            memset(o2, 0xA5, sizeof o2);
+            memset(o2, IW_TEST_CANARY, sizeof o2);
             CHECK_EQ(iw_rdmap_encode(o2, k, &m), IW_ERR_NOBUF);
-            if (k < (size_t)hw) CHECK_EQ(iw_rdmap_encode_hdr(o2, k, &m), IW_ERR_NOBUF);
-            size_t dirty = 0;
-            for (size_t i = k; i < sizeof o2; i++)
-                dirty += o2[i] != 0xA5;
-            CHECK_EQ(dirty, 0); /* nothing past the buffer given */
+            CHECK_EQ(iw_test_canary_changed(o2, sizeof o2), 0);
+            if (k < (size_t)hw) {
+                CHECK_EQ(iw_rdmap_encode_hdr(o2, k, &m), IW_ERR_NOBUF);
+                CHECK_EQ(iw_test_canary_changed(o2, sizeof o2), 0);
+            }
         }
     }
 }
@@ -1037,6 +1039,74 @@ IW_TEST(encode_invalid_arg) {
     CHECK_EQ(iw_rdmap_encode_term(out, 5, &t), IW_ERR_NOBUF);
 }
 
+/* Every refusal of every RDMAP encoder leaves the output untouched: each
+ * header encoder at every short length (NOBUF), and iw_rdmap_encode /
+ * _encode_hdr with an argument they refuse (INVALID_ARG) in a buffer with
+ * room for all of it, where the DDP header was written before. */
+static void check_refusal(iw_ssize (*enc)(uint8_t *, size_t, const void *), const void *arg,
+                          size_t need) {
+    uint8_t out[128];
+    for (size_t k = 0; k < need; k++) {
+        memset(out, IW_TEST_CANARY, sizeof out);
+        CHECK_EQ(enc(out, k, arg), IW_ERR_NOBUF);
+        CHECK_EQ(iw_test_canary_changed(out, sizeof out), 0);
+    }
+    memset(out, IW_TEST_CANARY, sizeof out);
+    CHECK_EQ(enc(out, need, arg), (iw_ssize)need);
+    CHECK_EQ(iw_test_canary_changed(out + need, sizeof out - need), 0);
+}
+static iw_ssize enc_read_req(uint8_t *o, size_t n, const void *a) {
+    return iw_rdmap_encode_read_req(o, n, a);
+}
+static iw_ssize enc_atomic_req(uint8_t *o, size_t n, const void *a) {
+    return iw_rdmap_encode_atomic_req(o, n, a);
+}
+static iw_ssize enc_atomic_resp(uint8_t *o, size_t n, const void *a) {
+    return iw_rdmap_encode_atomic_resp(o, n, a);
+}
+static iw_ssize enc_term(uint8_t *o, size_t n, const void *a) {
+    return iw_rdmap_encode_term(o, n, a);
+}
+
+IW_TEST(refusal_leaves_buffer_untouched) {
+    iw_rdmap_msg m;
+    uint8_t raw[32];
+    golden_msg(IW_OP_READ_REQ, &m, raw);
+    check_refusal(enc_read_req, &m.u.read_req, IW_RDMAP_READ_REQ_LEN);
+    golden_msg(IW_OP_ATOMIC_REQ, &m, raw);
+    check_refusal(enc_atomic_req, &m.u.atomic_req, IW_RDMAP_ATOMIC_REQ_LEN);
+    golden_msg(IW_OP_ATOMIC_RESP, &m, raw);
+    check_refusal(enc_atomic_resp, &m.u.atomic_resp, IW_RDMAP_ATOMIC_RESP_LEN);
+    golden_msg(IW_OP_TERMINATE, &m, raw);
+    for (unsigned mdr = 0; mdr < 8; mdr++) {
+        iw_rdmap_term t = m.u.term;
+        t.m = mdr & 1, t.d = mdr & 2, t.r = mdr & 4;
+        size_t need = IW_RDMAP_TERM_CTRL_LEN + (t.m || t.d ? 2 : 0) + (t.d ? t.ddp_raw_len : 0) +
+                      (t.r ? IW_RDMAP_READ_REQ_LEN : 0);
+        check_refusal(enc_term, &t, need);
+    }
+    /* Refused arguments, with room for the whole segment. */
+    for (int c = 0; c < 7; c++) {
+        unsigned op = c < 3 ? IW_OP_TERMINATE : c < 5 ? IW_OP_ATOMIC_REQ : IW_OP_SEND;
+        golden_msg(op, &m, raw);
+        if (c == 0) m.u.term.layer = 16;
+        if (c == 1) m.u.term.ddp_raw_len = 14; /* the copied header says untagged: 18 */
+        if (c == 2) m.u.term.rsvd = 0x2000;
+        if (c == 3) m.u.atomic_req.aopcode = 16;
+        if (c == 4) m.u.atomic_req.rsvd = 0x10000000;
+        if (c == 5) m.payload = NULL, m.payload_len = 1;
+        if (c == 6) m.ddp.rsvd = 0x10;
+        uint8_t out[256];
+        memset(out, IW_TEST_CANARY, sizeof out);
+        CHECK_EQ(iw_rdmap_encode(out, sizeof out, &m), IW_ERR_INVALID_ARG);
+        CHECK_EQ(iw_test_canary_changed(out, sizeof out), 0);
+        if (c != 5) {
+            CHECK_EQ(iw_rdmap_encode_hdr(out, sizeof out, &m), IW_ERR_INVALID_ARG);
+            CHECK_EQ(iw_test_canary_changed(out, sizeof out), 0);
+        }
+    }
+}
+
 IW_TEST_MAIN("rdmap", IW_CASE(golden_decode_every_opcode), IW_CASE(golden_encode_every_opcode),
              IW_CASE(round_trip_random_fields), IW_CASE(terminate_copied_header_size),
              IW_CASE(terminate_mdr_combinations), IW_CASE(terminate_notes),
@@ -1045,4 +1115,4 @@ IW_TEST_MAIN("rdmap", IW_CASE(golden_decode_every_opcode), IW_CASE(golden_encode
              IW_CASE(truncated_headers), IW_CASE(fixed_size_messages), IW_CASE(atomic_aopcodes),
              IW_CASE(check_order), IW_CASE(notes_reserved_fields),
              IW_CASE(segmented_control_messages), IW_CASE(opcode_names),
-             IW_CASE(encode_invalid_arg))
+             IW_CASE(encode_invalid_arg), IW_CASE(refusal_leaves_buffer_untouched))

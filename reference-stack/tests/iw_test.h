@@ -75,6 +75,17 @@ static inline uint64_t iw_test_rand(uint64_t *s) {
     return *s * 0x2545F4914F6CDD1DULL;
 }
 
+/* Encoder refusals write nothing: fill the output with IW_TEST_CANARY,
+ * call, then count the octets that changed. */
+#define IW_TEST_CANARY 0xA5
+static inline size_t iw_test_canary_changed(const void *p, size_t n) {
+    const uint8_t *b = p;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += b[i] != IW_TEST_CANARY;
+    return k;
+}
+
 #define IW_TEST_MAIN(suite, ...)                                                                   \
     int main(int argc, char **argv) {                                                              \
         static const iw_test_case cases_[] = {__VA_ARGS__};                                        \

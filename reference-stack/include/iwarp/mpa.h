@@ -145,7 +145,8 @@ iw_ssize iw_mpa_fpdu_encode(uint8_t *out, size_t outlen, uint32_t pos, unsigned 
  * CRC) are written into `frame`. A sender writev()s the list. Returns the
  * number of iov entries used; *wire_len gets the FPDU's length. Errors as
  * iw_mpa_fpdu_encode, plus IW_ERR_NOBUF when iov or frame are too small
- * (IW_MPA_GATHER_FRAME_MAX octets and 2 * markers + 6 entries suffice). */
+ * (IW_MPA_GATHER_FRAME_MAX octets and 2 * markers + 6 entries suffice);
+ * iov and frame are written only once both are known to suffice. */
 #define IW_MPA_GATHER_FRAME_MAX                                                                    \
     (IW_MPA_HDR_LEN + 3 + IW_MPA_CRC_LEN +                                                         \
      IW_MPA_MARKER_LEN * ((IW_MPA_FPDU_WIRE_MAX / IW_MPA_MARKER_INTERVAL) + 2))

@@ -123,7 +123,10 @@ typedef struct iw_rdmap_msg {
 iw_ssize iw_rdmap_decode(iw_rdmap_msg *m, const uint8_t *seg, size_t len, iw_verdict *v);
 
 /* Header encoders: write the RDMAP header that follows the DDP header.
- * Each returns octets written or IW_ERR_NOBUF. */
+ * Each returns octets written, IW_ERR_NOBUF or (a field wider than its
+ * bits) IW_ERR_INVALID_ARG. Every encoder in this header checks its
+ * arguments, then the output size, before the first write: a refusal leaves
+ * out untouched. */
 iw_ssize iw_rdmap_encode_read_req(uint8_t *out, size_t outlen, const iw_rdmap_read_req *r);
 iw_ssize iw_rdmap_encode_atomic_req(uint8_t *out, size_t outlen, const iw_rdmap_atomic_req *a);
 iw_ssize iw_rdmap_encode_atomic_resp(uint8_t *out, size_t outlen, const iw_rdmap_atomic_resp *a);
@@ -170,7 +173,7 @@ static inline uint8_t iw_rdmap_ctrl(unsigned opcode) {
  * is derived from m->rv, m->rsv, m->opcode; u per opcode when the opcode has
  * a header). The payload is not written: senders gather it separately (see
  * iw_mpa_fpdu_encode), so it is never copied twice. Returns octets written,
- * IW_ERR_NOBUF or IW_ERR_INVALID_ARG. */
+ * IW_ERR_NOBUF or IW_ERR_INVALID_ARG (nothing written then). */
 iw_ssize iw_rdmap_encode_hdr(uint8_t *out, size_t outlen, const iw_rdmap_msg *m);
 
 /* The whole segment: iw_rdmap_encode_hdr followed by a copy of m->payload. */
