@@ -42,12 +42,12 @@
  *    allowed difference is the shadow's own caveat: a verdict that assumes
  *    a receive buffer (IW_SHADOW_ASSUME_RECV_BUF) may meet one of the
  *    untagged buffer checks first (RFC 5041 §7.1 untagged (2)-(5): 1/2/2,
- *    1/2/3, 1/2/4, 1/2/5; shadow.h names only 1/2/2 and 1/2/5, see
- *    docs/fuzzing.md);
+ *    1/2/3, 1/2/4, 1/2/5, as shadow.h says);
  *  - when the engine terminates a codec-clean frame for a reason the
  *    capture shows (QN 1-3 MSNs, the IRD when the startup frames carried
- *    it, a response nobody asked for), the shadow said so too. What depends on registrations and posted buffers
- *    it cannot see, and stays silent about. */
+ *    it, a response nobody asked for), the shadow said so too. What depends
+ *    on registrations and posted buffers it cannot see, and stays silent
+ *    about. */
 #include "fuzz_diff_core.h"
 
 #define ARENA 16384

@@ -70,8 +70,13 @@ const char *iw_shadow_rule_id(iw_shadow_rule r);
  * own responses or requests depend on it; a conformant peer never triggers
  * them from any capture point. */
 #define IW_SHADOW_ASSUME_ORDER 0x1u
-/* The receiver had a receive buffer posted for this Send, long enough for
- * it; otherwise it answers 1/2/0x02 or 1/2/0x05 first (RFC 5041 §7.1). */
+/* The receiver had a receive buffer posted for this Send's MSN, and its
+ * MO and length fit in it. Otherwise the untagged buffer checks of RFC
+ * 5041 §7.1, which come first (DDP before RDMAP), answer instead, as the
+ * engine does (iw_place_untagged_msn, iw_place_untagged_mo): 1/2/0x02 (no
+ * buffer for the next MSN), 1/2/0x03 (MSN beyond the posted buffers, or
+ * its buffer already completed), 1/2/0x04 (MO past the buffer) or
+ * 1/2/0x05 (MO + length past it). */
 #define IW_SHADOW_ASSUME_RECV_BUF 0x2u
 /* The invalidated STag was not made valid again under the same value by a
  * local registration (RNICs change the key when they re-register). */
