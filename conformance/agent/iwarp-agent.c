@@ -322,6 +322,8 @@ static void event_from_wc(agent *a, const struct ibv_wc *wc) {
         iw_jw_str(o, "solicited_source", "unknown");
         if (wc->wc_flags & IBV_WC_WITH_INV)
             iw_jw_hex32(o, "invalidated_stag", wc->invalidated_rkey);
+        else if (a->prof.inv_unseen)
+            iw_jw_str(o, "invalidated_stag_source", "unknown");
     }
     if (w->kind == WK_ATOMIC && ok && w->buf) {
         /* The 8 octets the device wrote, read as a host-order u64 and sent

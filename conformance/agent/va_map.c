@@ -63,6 +63,9 @@ void va_profile_detect(va_profile *p, const char *dev, uint32_t vendor_id, const
         p->crc = VA_CRC_PEER;
         p->p2p = 0;
         p->pd_max = VA_RDMA_MAX_PRIVATE_DATA - 4;
+        /* Seen (docs/siw.md): a Send with Invalidate that siw placed and
+         * whose STag it invalidated completes without IBV_WC_WITH_INV. */
+        p->inv_unseen = true;
         return;
     }
     if (vendor_id == 0x1425 || name_is(dev, "cxgb4")) {

@@ -239,9 +239,10 @@ cmd_status() {
   echo "image:    $(readlink -f "$G" 2>/dev/null || echo none)"
   [[ -f $G/manifest.env ]] && sed -n 's/^IWK_\(KABI\|KVERSION\|SIW_VERMAGIC\)=/  \1=/p' "$G/manifest.env"
   if [[ -f $RUN/CRASHED ]]; then echo "state:    CRASHED (see $RUN/CRASHED)"; return "$IWK_EXIT_CRASH"; fi
+  # a panic ends qemu (-no-reboot): look at the console before "not running"
+  crash_check
   if ! qemu_alive; then echo "state:    not running"; return "$IWK_EXIT_DOWN"; fi
   echo "qemu:     pid $(qemu_pid); ports ctl=$IWK_SIW_CTL_PORT agent=$IWK_SIW_AGENT_PORT fwd=[$IWK_SIW_FWD]"
-  crash_check
   if grep -a -q -E "$IWK_WARN_RE" "$SERIAL"; then echo "warning:  kernel WARNING on the console (grep WARNING $SERIAL)"; fi
   if cmd_ping quiet; then echo "state:    ready ($(cmd_ping))"; else echo "state:    booting / not answering"; return "$IWK_EXIT_DOWN"; fi
 }
@@ -260,6 +261,7 @@ cmd_stop() {
     iwk_log "guest stopped (serial log: $SERIAL)"
   else
     rm -f "$PIDF"
+    crash_check
     iwk_log "guest was not running"
   fi
   rm -f "$RUN/disk.qcow2"

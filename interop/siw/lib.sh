@@ -71,6 +71,19 @@ iwk_warn() { printf '[siw %s] WARNING: %s\n' "$(date +%T)" "$*" >&2; }
 iwk_die()  { printf '[siw %s] ERROR: %s\n' "$(date +%T)" "$1" >&2; exit "${2:-1}"; }
 iwk_skip() { printf '[siw %s] SKIP: %s\n' "$(date +%T)" "$*" >&2; exit "$IWK_EXIT_SKIP"; }
 
+# iwk_pick_ports N: N consecutive free ports on 127.0.0.1, the first printed
+# (other guests and engineers share the machine, so fixed ports collide).
+iwk_port_free() { ! { exec 3<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null; }
+iwk_pick_ports() {
+  local n=$1 base i ok
+  for _ in $(seq 100); do
+    base=$(( 20000 + (RANDOM % 2000) * 10 )); ok=1
+    for ((i = 0; i < n; i++)); do iwk_port_free $(( base + i )) || { ok=0; break; }; done
+    [[ $ok == 1 ]] && { echo "$base"; return 0; }
+  done
+  iwk_die "no $n free consecutive ports on 127.0.0.1"
+}
+
 # The guest image the scripts use: $IWK_SIW_GUEST or the cache's "current".
 iwk_guest_dir() {
   if [[ -n "${IWK_SIW_GUEST:-}" ]]; then printf '%s\n' "$IWK_SIW_GUEST"

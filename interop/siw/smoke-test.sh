@@ -45,12 +45,8 @@ fi
 timing image_build $(( $(date +%s) - t ))
 
 # --- 2. free host ports (other guests, other engineers) ------------------------
-port_free() { ! { exec 3<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null; }
 if [[ -z ${IWK_SIW_SMOKE_FIXED_PORTS:-} ]]; then
-  for _ in $(seq 50); do
-    base=$(( 20000 + (RANDOM % 2000) * 10 ))
-    port_free "$base" && port_free $(( base + 1 )) && break
-  done
+  base=$(iwk_pick_ports 2)
   export IWK_SIW_CTL_PORT=$base IWK_SIW_AGENT_PORT=$(( base + 1 ))
   export IWK_SIW_FWD=""
 fi
