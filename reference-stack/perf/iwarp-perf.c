@@ -14,8 +14,11 @@
  * size runs as BEGIN -> GO, the timed operations, DONE -> RESULT; BYE ->
  * BYE ends the session. iWARP has no receiver-not-ready retry: a Send with
  * no posted buffer is a Terminate, so data Sends are credit-limited by the
- * receives the server has reported posting (rq_total in its messages). */
-#include <iwarp/verbs.h>
+ * receives the server has reported posting (rq_total in its messages).
+ *
+ * With --perftest, perftest.c speaks perftest's own -R exchange instead,
+ * around the same timed loops and reports; perf.h holds what both share. */
+#include "perf.h"
 
 #include <arpa/inet.h>
 #include <math.h>
@@ -25,113 +28,13 @@
 #include <string.h>
 #include <time.h>
 
-#define PROG "iwarp-perf"
-#define PERF_VERSION "1.0"
-#define PERF_PD_ID "iwarp-perf/1" /* MPA private data, both directions */
-#define DEFAULT_PORT 18515
-#define CTRL_LEN 64
-#define CTRL_MAGIC 0x49575046u /* "IWPF" */
-#define CTRL_RING 64           /* control Sends in flight */
-#define INBOX 16
-#define WR_CTRL (1ull << 63)
-#define MAX_MSG (64u << 20)
-#define SWEEP_LO 1 /* -a: 2^1 .. 2^23 octets, as perftest */
-#define SWEEP_HI 23
-#define AUTO_BYTES (1ull << 30) /* -n not given: at most this much per size */
-#define RECV_MEM (256u << 20)   /* send test: memory for the server's receive slots */
-#define CLIENT_RQ 16 /* control replies, and at most ~6 CREDITs in flight */
-#define LAT_RQ 4      /* send_lat: one message in flight each way, plus control */
-#define CTRL_RQ 16 /* write/read: control messages only, one request at a time */
-#define CREDIT_RESERVE 2 /* receives kept back for control messages */
-#define IDLE_NS (20ull * 1000000000ull)
-#define MAX_DEPTH 4096
-#define MAX_ORD 1024
-
-enum test_kind { T_WRITE = 1, T_READ, T_SEND };
-enum ctrl_type { C_HELLO = 1, C_READY, C_BEGIN, C_GO, C_DONE, C_RESULT, C_CREDIT, C_BYE };
-enum { F_LAT = 1, F_VERIFY = 2 };
-enum { ST_OK = 0, ST_ERROR = 1, ST_MISMATCH = 2 };
-
-typedef struct opts {
-    int test;
-    bool lat, all, verify, json, poll, server, help, version;
-    bool crc, markers, cut_through;
-    int mpa_rev;
-    uint32_t size, depth, emss;
-    uint64_t iters; /* 0: default */
-    double duration; /* seconds; 0: iteration mode */
-    uint16_t port;
-    const char *host; /* client: the server; server: the address to listen on */
-} opts;
-
-typedef struct ctrl_msg {
-    uint8_t type, test, flags, status;
-    uint32_t size;        /* HELLO: largest message; BEGIN: this size */
-    uint32_t depth;       /* HELLO */
-    uint32_t stag;        /* HELLO / READY: the sender's buffer */
-    uint32_t duration_ms; /* BEGIN */
-    uint64_t to, len;
-    uint64_t count;    /* BEGIN: iterations (0: duration); DONE / RESULT: operations */
-    uint64_t rq_total; /* receives the sender has posted so far: Send credits */
-    uint32_t bad_off;  /* RESULT: first mismatching offset */
-} ctrl_msg;
-
-typedef struct perf {
-    const opts *o;
-    bool server;
-    int test;
-    bool lat, verify;
-    uint32_t max_size, depth;
-    iw_dev *dev;
-    iw_cq *cq;
-    iw_qp *qp;
-    iw_listener *lst;
-    uint32_t pd;
-    iw_conn_info info;
-    bool connected, closed, bye;
-    /* sbuf: source of Writes and Sends; rbuf: Write target / Read source
-     * (server) / Read sink (client). Both registered. */
-    uint8_t *sbuf, *rbuf;
-    size_t buf_len;
-    uint32_t s_stag, r_stag;
-    /* Posted receives: one slot each, reposted once handled. */
-    uint8_t *slots;
-    uint32_t slot_len, n_slots;
-    uint8_t hello_slot[CTRL_LEN];
-    uint8_t ctrl_tx[CTRL_RING][CTRL_LEN];
-    uint64_t ctrl_posted, ctrl_done;
-    ctrl_msg inbox[INBOX];
-    int in_head, in_count;
-    /* Send credits. */
-    uint64_t rq_total, rq_advertised, peer_rq_total, sent_total;
-    bool in_maint;
-    /* the peer's buffer */
-    uint32_t peer_stag;
-    uint64_t peer_to, peer_len;
-    /* the size being run */
-    uint32_t cur;
-    uint64_t posted, completed, data_rx, pongs, bad;
-    uint32_t bad_off;
-    /* peak bandwidth: completion times of the last win operations */
-    uint64_t *ring;
-    uint64_t win;
-    double peak_bps;
-    uint64_t last_activity, last_bytes;
-    char err[320];
-} perf;
-
-typedef struct bw_result {
-    uint64_t ops;
-    double secs, peak_bps;
-} bw_result;
-
-static uint64_t now_ns(void) {
+uint64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-__attribute__((format(printf, 2, 3))) static int fail(perf *x, const char *fmt, ...) {
+int fail(perf *x, const char *fmt, ...) {
     if (!x->err[0]) { /* the first problem is the one worth reporting */
         va_list ap;
         va_start(ap, fmt);
@@ -163,8 +66,12 @@ static size_t check_pattern(const uint8_t *p, uint32_t size, size_t n) {
     return n;
 }
 
-/* write_lat: the last octet carries the iteration; never 0, never repeats twice in a row. */
-static uint8_t stamp(uint64_t i) { return (uint8_t)(i % 255 + 1); }
+/* write_lat: the last octet carries the iteration. Ours is never 0 and
+ * never the previous one; perftest's is the iteration + 1 as a char
+ * (run_iter_lat_write: *post_buf = (char)++scnt), 0 after 255. */
+static uint8_t stamp(const perf *x, uint64_t i) {
+    return x->o->perftest ? (uint8_t)(i + 1) : (uint8_t)(i % 255 + 1);
+}
 
 /* ---- control messages (network byte order) ---- */
 
@@ -217,7 +124,7 @@ static const char *ctrl_name(int t) {
     return t >= C_HELLO && t <= C_BYE ? n[t] : "?";
 }
 
-static const char *test_name(int t) {
+const char *test_name(int t) {
     return t == T_WRITE ? "write" : t == T_READ ? "read" : "send";
 }
 
@@ -229,6 +136,7 @@ static const char *test_name(int t) {
  * (see peak_window); shorter runs report the average as the peak. */
 static void note_completion(perf *x) {
     uint64_t t = now_ns();
+    x->last_done_ns = t;
     uint64_t k = x->completed++;
     if (x->win && k >= 2 * x->win) {
         uint64_t dt = t - x->ring[k % x->win];
@@ -255,7 +163,7 @@ static int on_recv(perf *x, const iw_event *ev) {
     uint8_t *buf = hello ? x->hello_slot : x->slots + (size_t)ev->wr_id * x->slot_len;
     if (!hello && ev->wr_id >= x->n_slots)
         return fail(x, "receive completion for an unknown buffer");
-    if (ev->solicited || hello) {
+    if (!x->o->perftest && (ev->solicited || hello)) {
         ctrl_msg m;
         if (ev->len != CTRL_LEN || !ctrl_decode(buf, &m))
             return fail(x, "malformed control message (%u octets): is the peer iwarp-perf?",
@@ -279,6 +187,8 @@ static int on_recv(perf *x, const iw_event *ev) {
             fill_pattern(buf, x->cur, x->cur, true);
         }
         x->data_rx++;
+        if (x->o->perftest)
+            pt_on_data_recv(x);
         /* The server reposts a ping's buffer before it answers it. */
         if (!x->server && x->lat)
             x->peer_rq_total++;
@@ -288,6 +198,8 @@ static int on_recv(perf *x, const iw_event *ev) {
 
 static int on_wc(perf *x, const iw_wc *w) {
     const iw_event *ev = &w->ev;
+    if (x->pt.cqp && w->qp == x->pt.cqp)
+        return pt_on_event(x, ev);
     switch (ev->type) {
     case IW_EV_CONNECTED:
         x->connected = true;
@@ -300,6 +212,16 @@ static int on_wc(perf *x, const iw_wc *w) {
         x->closed = true;
         if (x->bye)
             return 0;
+        if (!x->connected && !x->server && x->o->perftest)
+            return 0; /* perftest's server may not listen yet: pt_connect tries again */
+        if (x->o->perftest && x->connected) {
+            /* perftest closes as soon as it is done: what arrived before the
+             * FIN counts, so progress() reports the close only once a round
+             * brings nothing else. */
+            x->close_why = ev->close;
+            x->close_rfc = ev->rfc;
+            return 0;
+        }
         if (!x->connected && !x->server)
             return fail(x, "cannot connect to %s port %u: %s", x->o->host, x->o->port,
                         iw_close_str(ev->close));
@@ -335,7 +257,7 @@ static int on_wc(perf *x, const iw_wc *w) {
 
 /* One round: handle what the CQ holds, else wait up to wait_ms for the
  * sockets. Returns the completions handled, or -1. */
-static int progress(perf *x, int wait_ms) {
+int progress(perf *x, int wait_ms) {
     iw_wc wc[64];
     int n = iw_cq_poll(x->cq, wc, 64);
     if (n == 0) {
@@ -349,24 +271,43 @@ static int progress(perf *x, int wait_ms) {
             return -1;
     if (iw_cq_overflows(x->cq))
         return fail(x, "completion queue overflow");
+    if (!n && x->closed && x->connected && !x->bye)
+        return fail(x, "connection closed: %s (%s)", iw_close_str(x->close_why),
+                    x->close_rfc ? x->close_rfc : "");
     uint64_t t = now_ns();
     if (n) {
         x->last_activity = t;
     } else if (t - x->last_activity > IDLE_NS) {
         /* A Read's responder and a Write's target see no completions:
          * octets moving count as progress too. */
-        iw_conn_stats st;
-        iw_qp_get_stats(x->qp, &st);
-        if (st.bytes_rx + st.bytes_tx == x->last_bytes)
+        uint64_t bytes = 0;
+        iw_qp *qps[2] = {x->qp, x->pt.cqp};
+        for (int i = 0; i < 2; i++) {
+            iw_conn_stats st;
+            if (qps[i]) {
+                iw_qp_get_stats(qps[i], &st);
+                bytes += st.bytes_rx + st.bytes_tx;
+            }
+        }
+        if (bytes == x->last_bytes)
             return fail(x, "no progress for %llu s: is the peer alive?",
                         (unsigned long long)(IDLE_NS / 1000000000ull));
-        x->last_bytes = st.bytes_rx + st.bytes_tx;
+        x->last_bytes = bytes;
         x->last_activity = t;
     }
     return n;
 }
 
-static int wait_ms(const perf *x) { return x->o->poll ? 0 : 100; }
+int wait_ms(const perf *x) { return x->o->poll ? 0 : 100; }
+
+/* Keep the device going for ms milliseconds without posting anything. */
+int quiet_wait(perf *x, uint32_t ms) {
+    uint64_t end = now_ns() + (uint64_t)ms * 1000000ull;
+    for (uint64_t t = now_ns(); t < end; t = now_ns())
+        if (progress(x, (int)((end - t) / 1000000ull) + 1) < 0)
+            return -1;
+    return 0;
+}
 
 static int send_ctrl(perf *x, ctrl_msg *m);
 
@@ -430,7 +371,7 @@ static bool inbox_has(const perf *x) { return x->in_count > 0; }
 
 /* ---- set-up ---- */
 
-static void *alloc_buf(size_t len) {
+void *alloc_buf(size_t len) {
     size_t n = (len + 4095) & ~(size_t)4095;
     void *p = aligned_alloc(4096, n ? n : 4096);
     if (p)
@@ -438,22 +379,24 @@ static void *alloc_buf(size_t len) {
     return p;
 }
 
-static void settings(const perf *x, iw_conn_settings *s) {
+void settings(const perf *x, iw_conn_settings *s) {
     iw_conn_settings_default(s, x->server ? IW_ROLE_RESPONDER : IW_ROLE_INITIATOR);
     s->mpa_rev = (uint8_t)x->o->mpa_rev;
     s->crc = x->o->crc;
     s->markers = x->o->markers;
     s->cut_through = x->o->cut_through;
     s->emss = x->o->emss;
-    s->private_data = (const uint8_t *)PERF_PD_ID;
-    s->private_data_len = (uint16_t)strlen(PERF_PD_ID);
+    if (!x->o->perftest) { /* perftest's rdma_cm sends none */
+        s->private_data = (const uint8_t *)PERF_PD_ID;
+        s->private_data_len = (uint16_t)strlen(PERF_PD_ID);
+    }
     /* The client reads, the server answers: its IRD must cover the
      * client's ORD even under MPA rev 1, which does not negotiate them. */
     s->ird = x->server ? MAX_ORD : 1;
     s->ord = x->server ? 1 : (uint16_t)(x->o->depth < MAX_ORD ? x->o->depth : MAX_ORD);
 }
 
-static int open_dev(perf *x, uint32_t cq_depth) {
+int open_dev(perf *x, uint32_t cq_depth) {
     int rc;
     if ((rc = iw_dev_open(&x->dev)) < 0 || (rc = iw_pd_alloc(iw_dev_rnic(x->dev), &x->pd)) < 0 ||
         (rc = iw_cq_create(x->dev, cq_depth, &x->cq)) < 0)
@@ -461,8 +404,10 @@ static int open_dev(perf *x, uint32_t cq_depth) {
     return 0;
 }
 
-static int alloc_bufs(perf *x) {
-    x->buf_len = x->max_size;
+/* Two registered buffers of buf_len octets, at least max_size. */
+int alloc_bufs(perf *x) {
+    if (x->buf_len < x->max_size)
+        x->buf_len = x->max_size;
     x->sbuf = alloc_buf(x->buf_len);
     x->rbuf = alloc_buf(x->buf_len);
     if (!x->sbuf || !x->rbuf)
@@ -478,7 +423,7 @@ static int alloc_bufs(perf *x) {
     return 0;
 }
 
-static int alloc_slots(perf *x, uint32_t n, uint32_t len) {
+int alloc_slots(perf *x, uint32_t n, uint32_t len) {
     x->slot_len = len;
     x->slots = alloc_buf((size_t)n * len);
     if (!x->slots)
@@ -492,12 +437,13 @@ static int alloc_slots(perf *x, uint32_t n, uint32_t len) {
 
 /* Completions that can be pending at once: receives, the data window,
  * control Sends, plus the flush of every receive at close. */
-static uint32_t cq_depth_for(uint32_t depth, uint32_t rq) {
+uint32_t cq_depth_for(uint32_t depth, uint32_t rq) {
     return 2 * (depth + rq + CTRL_RING) + 64;
 }
 
 static void destroy(perf *x) {
     iw_dev_close(x->dev); /* QPs, CQs, listeners, the rnic and its STags */
+    free(x->pt.credit);
     free(x->sbuf);
     free(x->rbuf);
     free(x->slots);
@@ -506,7 +452,7 @@ static void destroy(perf *x) {
 
 /* ---- per-size preparation (both sides, before GO) ---- */
 
-static void prepare_size(perf *x, uint32_t size) {
+void prepare_size(perf *x, uint32_t size) {
     x->cur = size;
     x->posted = x->completed = x->data_rx = x->pongs = x->bad = 0;
     x->bad_off = 0;
@@ -527,19 +473,21 @@ static void prepare_size(perf *x, uint32_t size) {
 
 static int post_data(perf *x, uint32_t size) {
     iw_send_wr wr = {.wr_id = x->posted, .len = size};
+    /* perftest's bandwidth runs walk both buffers in cache-line slots. */
+    uint64_t off = x->o->perftest && !x->lat ? pt_offset(x, x->posted) : 0;
     switch (x->test) {
     case T_WRITE:
         wr.op = IW_WR_WRITE;
-        wr.data = x->sbuf;
+        wr.data = x->sbuf + off;
         wr.remote_stag = x->peer_stag;
-        wr.remote_to = x->peer_to;
+        wr.remote_to = x->peer_to + off;
         break;
     case T_READ:
         wr.op = IW_WR_READ;
         wr.remote_stag = x->peer_stag;
-        wr.remote_to = x->peer_to;
+        wr.remote_to = x->peer_to + off;
         wr.local_stag = x->r_stag;
-        wr.local_to = (uintptr_t)x->rbuf;
+        wr.local_to = (uintptr_t)x->rbuf + off;
         break;
     default:
         wr.op = IW_WR_SEND;
@@ -555,7 +503,9 @@ static int post_data(perf *x, uint32_t size) {
 }
 
 static bool may_post(const perf *x) {
-    return x->test != T_SEND || credits(x) > CREDIT_RESERVE;
+    if (x->test != T_SEND)
+        return true;
+    return x->o->perftest ? pt_may_send(x) : credits(x) > CREDIT_RESERVE;
 }
 
 static int finish_size(perf *x, uint64_t ops, ctrl_msg *res) {
@@ -588,7 +538,7 @@ static uint64_t peak_window(uint64_t iters, uint32_t depth, uint32_t size) {
     return iters && 2 * w > iters ? 0 : w;
 }
 
-static int run_bw(perf *x, uint32_t size, uint64_t iters, double secs, bw_result *r) {
+int run_bw(perf *x, uint32_t size, uint64_t iters, double secs, bw_result *r) {
     x->win = peak_window(iters, x->depth, size);
     free(x->ring);
     x->ring = x->win ? calloc(x->win, sizeof *x->ring) : NULL;
@@ -608,17 +558,22 @@ static int run_bw(perf *x, uint32_t size, uint64_t iters, double secs, bw_result
         if (pump(x) < 0)
             return -1;
     }
-    ctrl_msg res;
-    if (finish_size(x, x->posted, &res) < 0)
-        return -1;
-    uint64_t t1 = now_ns();
+    /* Ours: until the server's RESULT, so the time covers placement at the
+     * server. perftest's: until the last completion. */
+    uint64_t t1 = x->last_done_ns > t0 ? x->last_done_ns : now_ns();
+    if (!x->o->perftest) {
+        ctrl_msg res;
+        if (finish_size(x, x->posted, &res) < 0)
+            return -1;
+        t1 = now_ns();
+    }
     if (x->verify && x->test == T_READ) {
         size_t off = check_pattern(x->rbuf, size, size);
         if (off < size)
             return fail(x, "verify FAILED at %u octets: Read data wrong at offset %zu", size, off);
     }
     r->ops = x->posted;
-    r->secs = (double)(t1 - t0) * 1e-9;
+    r->secs = t1 > t0 ? (double)(t1 - t0) * 1e-9 : 1e-9;
     double avg = (double)r->ops * size / r->secs;
     r->peak_bps = x->peak_bps > avg ? x->peak_bps : avg;
     return 0;
@@ -641,7 +596,7 @@ static int lat_once(perf *x, uint64_t i, double *us) {
     case T_WRITE: {
         /* perftest's write_lat: the peer polls the last octet of its buffer
          * and writes back; we poll ours. */
-        uint8_t st = stamp(i);
+        uint8_t st = stamp(x, i);
         x->sbuf[size - 1] = st;
         if (post_data(x, size) < 0)
             return -1;
@@ -687,11 +642,6 @@ static int lat_once(perf *x, uint64_t i, double *us) {
     }
 }
 
-typedef struct lat_result {
-    uint64_t n;
-    double min, max, median, avg, stdev, p99, p999;
-} lat_result;
-
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -702,7 +652,7 @@ static double pct(const double *s, uint64_t n, double p) {
     return s[k ? k - 1 : 0];
 }
 
-static int run_lat(perf *x, uint64_t iters, double secs, lat_result *r) {
+int run_lat(perf *x, uint64_t iters, double secs, lat_result *r) {
     uint64_t cap = iters ? iters : 65536, n = 0;
     double *s = malloc(cap * sizeof *s);
     if (!s)
@@ -725,10 +675,17 @@ static int run_lat(perf *x, uint64_t iters, double secs, lat_result *r) {
         n++;
     }
     ctrl_msg res;
-    if (finish_size(x, n, &res) < 0) {
+    if (!x->o->perftest && finish_size(x, n, &res) < 0) {
         free(s);
         return -1;
     }
+    lat_stats(s, n, r);
+    free(s);
+    return 0;
+}
+
+/* Sorts s: min, max, median, mean, sample deviation and percentiles. */
+void lat_stats(double *s, uint64_t n, lat_result *r) {
     qsort(s, n, sizeof *s, cmp_double);
     double sum = 0, sq = 0;
     for (uint64_t i = 0; i < n; i++)
@@ -743,16 +700,11 @@ static int run_lat(perf *x, uint64_t iters, double secs, lat_result *r) {
     r->median = n ? s[n / 2] : 0;
     r->p99 = n ? pct(s, n, 0.99) : 0;
     r->p999 = n ? pct(s, n, 0.999) : 0;
-    free(s);
-    return 0;
 }
 
 /* ---- client: output ---- */
 
-#define MB (1024.0 * 1024.0) /* perftest's MB/sec is 2^20 octets per second */
-#define DASHES "---------------------------------------------------------------------------------------\n"
-
-static void print_header(const perf *x) {
+void print_header(const perf *x) {
     const opts *o = x->o;
     static const char *const title[2][4] = {{"", "RDMA_Write BW", "RDMA_Read BW", "Send BW"},
                                             {"", "RDMA_Write Latency", "RDMA_Read Latency",
@@ -760,8 +712,11 @@ static void print_header(const perf *x) {
     printf(DASHES);
     printf("                    %s Test\n", title[x->lat][x->test]);
     bool v6 = strchr(o->host, ':') != NULL;
-    printf(" Transport       : iWARP over TCP (libiwarp verbs), server %s%s%s:%u\n", v6 ? "[" : "",
-           o->host, v6 ? "]" : "", o->port);
+    printf(" Transport       : iWARP over TCP (libiwarp verbs), %sserver %s%s%s:%u\n",
+           o->perftest ? "perftest " : "", v6 ? "[" : "", o->host, v6 ? "]" : "", o->port);
+    if (o->perftest)
+        printf(" Peer            : perftest %s (--perftest: its -R exchange over a second QP)\n",
+               x->pt.peer_version);
     printf(" MPA             : rev %u%s, CRC %s, markers tx %s / rx %s, MULPDU %u (EMSS %u)\n",
            x->info.mpa_rev, x->info.enhanced ? " (enhanced)" : "", x->info.crc ? "on" : "off",
            x->info.markers_tx ? "on" : "off", x->info.markers_rx ? "on" : "off", x->info.mulpdu,
@@ -780,8 +735,14 @@ static void print_header(const perf *x) {
            o->poll ? "busy (--poll)" : "epoll");
     printf(" Local buffer    : STag 0x%08x TO 0x%016llx len %zu\n", x->r_stag,
            (unsigned long long)(uintptr_t)x->rbuf, x->buf_len);
-    printf(" Remote buffer   : STag 0x%08x TO 0x%016llx len %llu (server's READY Send)\n",
-           x->peer_stag, (unsigned long long)x->peer_to, (unsigned long long)x->peer_len);
+    if (o->perftest)
+        printf(" Remote buffer   : STag 0x%08x TO 0x%016llx (pingpong_dest: QPN 0x%04x PSN "
+               "0x%06x out_reads %u)\n",
+               x->peer_stag, (unsigned long long)x->peer_to, x->pt.rem.qpn, x->pt.rem.psn,
+               x->pt.rem.out_reads);
+    else
+        printf(" Remote buffer   : STag 0x%08x TO 0x%016llx len %llu (server's READY Send)\n",
+               x->peer_stag, (unsigned long long)x->peer_to, (unsigned long long)x->peer_len);
     printf(DASHES);
     if (x->lat)
         printf(" %-10s %-12s %12s %12s %16s %12s %14s %12s %12s\n", "#bytes", "#iterations",
@@ -803,7 +764,7 @@ static void json_common(const perf *x, uint32_t size, uint64_t n) {
            x->lat ? 1 : x->depth, x->verify ? "ok" : "off");
 }
 
-static void report_bw(const perf *x, uint32_t size, const bw_result *r) {
+void report_bw(const perf *x, uint32_t size, const bw_result *r) {
     double avg = (double)r->ops * size / r->secs;
     double rate = (double)r->ops / r->secs / 1e6;
     if (x->o->json) {
@@ -818,7 +779,7 @@ static void report_bw(const perf *x, uint32_t size, const bw_result *r) {
     fflush(stdout);
 }
 
-static void report_lat(const perf *x, uint32_t size, const lat_result *r) {
+void report_lat(const perf *x, uint32_t size, const lat_result *r) {
     if (x->o->json) {
         json_common(x, size, r->n);
         printf("\"t_min_us\":%.3f,\"t_max_us\":%.3f,\"t_typical_us\":%.3f,\"t_avg_us\":%.3f,"
@@ -834,14 +795,15 @@ static void report_lat(const perf *x, uint32_t size, const lat_result *r) {
 
 /* ---- client ---- */
 
-static uint64_t iters_for(const opts *o, uint32_t size) {
+uint64_t iters_for(const opts *o, uint32_t size) {
     if (o->iters)
         return o->iters;
     /* perftest: DEF_ITERS_WB for write bandwidth, DEF_ITERS otherwise. */
     uint64_t def = !o->lat && o->test == T_WRITE ? 5000 : 1000, cap = AUTO_BYTES / size;
     if (cap < 100)
         cap = 100;
-    return def < cap ? def : cap;
+    /* Against perftest both sides must count alike: its default, uncapped. */
+    return def < cap || o->perftest ? def : cap;
 }
 
 static int connect_wait(perf *x) {
@@ -852,7 +814,8 @@ static int connect_wait(perf *x) {
         memcmp(x->info.peer_private_data, PERF_PD_ID, strlen(PERF_PD_ID)) != 0)
         return fail(x, "the peer is not iwarp-perf (MPA private data does not say '%s')",
                     PERF_PD_ID);
-    return 0;
+    /* --connect-delay: no FPDU right after the Reply (docs/iwarp-perf.md). */
+    return x->server ? 0 : quiet_wait(x, x->o->connect_delay_ms);
 }
 
 /* Orderly end: BYE both ways, then the client closes the stream. */
@@ -941,14 +904,18 @@ static int run_client(perf *x) {
 
 /* ---- server ---- */
 
-/* write_lat: answer each ping (its last octet changed) with a pong, until DONE. */
-static int server_write_lat(perf *x) {
+/* write_lat: answer each ping (its last octet changed) with a pong: limit
+ * of them, or (limit 0) until a control message arrives. With samples,
+ * sample i - 1 is half the time from pong i - 1 to pong i (limit - 1 of
+ * them): perftest's client answers its server's pings so. */
+int server_write_lat(perf *x, uint64_t limit, double *samples) {
     uint32_t size = x->cur;
     volatile const uint8_t *last = x->rbuf + size - 1;
-    for (uint64_t i = 0;; i++) {
-        uint8_t st = stamp(i);
+    uint64_t prev = 0;
+    for (uint64_t i = 0; !limit || i < limit; i++) {
+        uint8_t st = stamp(x, i);
         while (*last != st) {
-            if (inbox_has(x))
+            if (!limit && inbox_has(x))
                 return 0;
             if (progress(x, wait_ms(x)) < 0)
                 return -1;
@@ -962,23 +929,30 @@ static int server_write_lat(perf *x) {
         x->sbuf[size - 1] = st;
         iw_send_wr wr = {.op = IW_WR_WRITE, .wr_id = i, .data = x->sbuf, .len = size,
                          .remote_stag = x->peer_stag, .remote_to = x->peer_to};
+        uint64_t t = now_ns();
+        if (samples && i)
+            samples[i - 1] = (double)(t - prev) / 2e3;
+        prev = t;
         int rc = iw_qp_post_send(x->qp, &wr);
         if (rc < 0)
             return fail(x, "post_send: %s", iw_strerror(rc));
+        x->pongs = i + 1;
     }
+    return 0;
 }
 
-/* send_lat: a Send back for every Send in, until DONE. */
-static int server_send_lat(perf *x) {
+/* send_lat: a Send back for every Send in: limit of them, or (limit 0)
+ * until a control message arrives. */
+int server_send_lat(perf *x, uint64_t limit) {
     for (;;) {
-        while (x->pongs < x->data_rx) {
+        while (x->pongs < x->data_rx && (!limit || x->pongs < limit)) {
             iw_send_wr wr = {.op = IW_WR_SEND, .wr_id = x->pongs, .data = x->sbuf, .len = x->cur};
             int rc = iw_qp_post_send(x->qp, &wr);
             if (rc < 0)
                 return fail(x, "post_send: %s", iw_strerror(rc));
             x->pongs++;
         }
-        if (inbox_has(x))
+        if (limit ? x->pongs >= limit : inbox_has(x))
             return 0;
         if (pump(x) < 0)
             return -1;
@@ -1047,9 +1021,9 @@ static int server_session(perf *x) {
             ctrl_msg g = {.type = C_GO};
             if (send_ctrl(x, &g) < 0)
                 return -1;
-            if (x->lat && x->test == T_WRITE && server_write_lat(x) < 0)
+            if (x->lat && x->test == T_WRITE && server_write_lat(x, 0, NULL) < 0)
                 return -1;
-            if (x->lat && x->test == T_SEND && server_send_lat(x) < 0)
+            if (x->lat && x->test == T_SEND && server_send_lat(x, 0) < 0)
                 return -1;
         } else if (m.type == C_DONE) {
             ctrl_msg res = {.type = C_RESULT, .count = x->data_rx};
@@ -1168,6 +1142,14 @@ static const char usage_text[] =
     "Connection:\n"
     "  -p, --port PORT              TCP port (default 18515; server: 0 picks one)\n"
     "  -b, --bind ADDR              server: listen address (default 127.0.0.1)\n"
+    "      --connect-delay MS       initiator: wait MS after the MPA Reply before the first\n"
+    "                               FPDU (default 0; 50 with --perftest: siw's Reply race)\n"
+    "perftest (both sides, with perftest's options given to both, as perftest wants):\n"
+    "      --perftest               speak perftest's -R protocol (ib_*_bw/lat -R, version\n"
+    "                               6.06) instead of iwarp-perf's: the peer is perftest;\n"
+    "                               the server then needs -t, --lat, -s and -n/-D too\n"
+    "      --rx-depth N             send bw: receives posted / the sender's credit window\n"
+    "                               (default 512, as perftest's -r; at most -n)\n"
     "  -h, --help, -V, --version\n"
     "\n"
     "Exit status: 0 success, 1 connection, protocol or verify failure, 2 usage error.\n";
@@ -1223,7 +1205,8 @@ static const opt_def opt_defs[] = {
     {NULL, "--poll", false},   {NULL, "--crc", false},       {NULL, "--no-crc", false},
     {NULL, "--markers", false}, {NULL, "--no-markers", false}, {NULL, "--mpa-rev", true},
     {NULL, "--emss", true},    {NULL, "--cut-through", false},    {"-p", "--port", true},       {"-b", "--bind", true},
-    {"-h", "--help", false},   {"-V", "--version", false},
+    {"-h", "--help", false},   {"-V", "--version", false},    {NULL, "--perftest", false},
+    {NULL, "--connect-delay", true}, {NULL, "--rx-depth", true},
 };
 
 static int parse_opts(int argc, char **argv, opts *o) {
@@ -1234,7 +1217,7 @@ static int parse_opts(int argc, char **argv, opts *o) {
     o->depth = 128;
     o->emss = 1460;
     o->port = DEFAULT_PORT;
-    bool size_set = false, only_args = false;
+    bool size_set = false, only_args = false, delay_set = false;
     const char *bind = NULL, *server = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -1335,6 +1318,18 @@ static int parse_opts(int argc, char **argv, opts *o) {
             o->port = (uint16_t)v;
         } else if (!strcmp(l, "--bind")) {
             bind = val;
+        } else if (!strcmp(l, "--perftest")) {
+            o->perftest = true;
+        } else if (!strcmp(l, "--connect-delay")) {
+            if (!parse_num(val, 0, 10000, false, &v))
+                return usage_error("--connect-delay takes milliseconds from 0 to 10000, not '%s'",
+                                   val);
+            o->connect_delay_ms = (uint32_t)v;
+            delay_set = true;
+        } else if (!strcmp(l, "--rx-depth")) {
+            if (!parse_num(val, 1, 16384, false, &v))
+                return usage_error("--rx-depth takes a number from 1 to 16384, not '%s'", val);
+            o->rx_depth = (uint32_t)v;
         } else if (!strcmp(l, "--help")) {
             o->help = true;
         } else {
@@ -1350,6 +1345,26 @@ static int parse_opts(int argc, char **argv, opts *o) {
         return usage_error("-n (iterations) and -D (duration) cannot be combined");
     if (!size_set)
         o->size = o->lat ? 2 : 65536;
+    if (o->perftest) {
+        /* perftest's side of the exchange fixes what can be run (perftest.c). */
+        if (o->all)
+            return usage_error("--perftest runs one size: -a is not supported");
+        if (o->verify)
+            return usage_error("--perftest cannot --verify: perftest's data is its own");
+        if (o->lat && o->duration > 0)
+            return usage_error("--perftest latency runs count iterations: -D is not supported "
+                               "with --lat");
+        /* perftest's write_lat server sends the first FPDU on the data QP;
+         * as MPA responder we may not (RFC 5044 section 7.1.2 rule 4). */
+        if (o->server && o->lat && o->test == T_WRITE)
+            return usage_error("--perftest cannot serve write latency: perftest's write_lat "
+                               "server sends first, which an MPA responder may not (RFC 5044 "
+                               "7.1.2 rule 4); run iwarp-perf as the client");
+        if (!delay_set)
+            o->connect_delay_ms = 50;
+    } else if (o->rx_depth) {
+        return usage_error("--rx-depth is for --perftest (perftest's send_bw credits)");
+    }
     if (o->server) {
         o->host = bind ? bind : "127.0.0.1";
         if (!valid_addr(o->host))
@@ -1382,7 +1397,8 @@ int main(int argc, char **argv) {
     static perf x; /* large (control rings); zeroed */
     x.o = &o;
     x.server = o.server;
-    int rc = o.server ? run_server(&x) : run_client(&x);
+    int rc = o.perftest ? (o.server ? pt_run_server(&x) : pt_run_client(&x))
+                        : (o.server ? run_server(&x) : run_client(&x));
     if (rc < 0)
         fprintf(stderr, PROG ": %s\n", x.err[0] ? x.err : "failed");
     destroy(&x);

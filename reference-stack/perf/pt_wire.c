@@ -25,7 +25,8 @@ static const pt_step script_synced[] = {PT_PROLOGUE, PT_STEP_SYNC, PT_STEP_TEST,
 static const pt_step script_write_lat[] = {PT_PROLOGUE, PT_STEP_SYNC, PT_STEP_TEST, PT_STEP_END};
 
 const pt_step *pt_script(pt_test test, bool lat) {
-    if (lat) return test == PT_WRITE ? script_write_lat : script_synced;
+    if (lat)
+        return test == PT_WRITE ? script_write_lat : script_synced;
     return test == PT_SEND ? script_synced : script_rdma_bw;
 }
 
@@ -99,7 +100,8 @@ __attribute__((format(printf, 3, 4))) static int bad(char *why, size_t whylen, c
 }
 
 static int check_len(size_t len, size_t want, char *why, size_t whylen) {
-    if (len != want) return bad(why, whylen, "expected %zu octets, got %zu", want, len);
+    if (len != want)
+        return bad(why, whylen, "expected %zu octets, got %zu", want, len);
     return PT_OK;
 }
 
@@ -132,7 +134,8 @@ void pt_dest_encode(uint8_t out[PT_DEST_LEN], const pt_dest *d) {
 }
 
 int pt_dest_decode(pt_dest *d, const uint8_t *in, size_t len, char *why, size_t whylen) {
-    if (check_len(len, PT_DEST_LEN, why, whylen) < 0) return PT_EBAD;
+    if (check_len(len, PT_DEST_LEN, why, whylen) < 0)
+        return PT_EBAD;
     d->lid = get_be32(in + D_LID);
     d->out_reads = get_be32(in + D_OUT_READS);
     d->qpn = get_be32(in + D_QPN);
@@ -163,9 +166,11 @@ void pt_version_encode(uint8_t out[PT_VERSION_LEN], const char *version) {
 int pt_version_decode(char out[PT_VERSION_LEN], const uint8_t *in, size_t len, char *why,
                       size_t whylen) {
     out[0] = '\0';
-    if (check_len(len, PT_VERSION_LEN, why, whylen) < 0) return PT_EBAD;
+    if (check_len(len, PT_VERSION_LEN, why, whylen) < 0)
+        return PT_EBAD;
     const uint8_t *nul = memchr(in, 0, PT_VERSION_LEN);
-    if (!nul) return bad(why, whylen, "version string is not NUL-terminated");
+    if (!nul)
+        return bad(why, whylen, "version string is not NUL-terminated");
     size_t n = (size_t)(nul - in), dots = 0;
     for (size_t i = 0; i < n; i++) {
         if (in[i] == '.')
@@ -201,7 +206,8 @@ void pt_int_encode(uint8_t out[PT_INT_LEN], int32_t v) {
 
 int pt_int_decode(int32_t *v, const uint8_t *in, size_t len, int32_t lo, int32_t hi, char *why,
                   size_t whylen) {
-    if (check_len(len, PT_INT_LEN, why, whylen) < 0) return PT_EBAD;
+    if (check_len(len, PT_INT_LEN, why, whylen) < 0)
+        return PT_EBAD;
     int32_t x = (int32_t)get_be32(in);
     if (x < lo || x > hi || (x & (x - 1)))
         return bad(why, whylen, "%ld is not a power of two from %ld to %ld", (long)x, (long)lo,
@@ -216,7 +222,8 @@ void pt_mtu_encode(uint8_t out[PT_MTU_LEN], int mtu_enum) {
 }
 
 int pt_mtu_decode(int *mtu_enum, const uint8_t *in, size_t len, char *why, size_t whylen) {
-    if (check_len(len, PT_MTU_LEN, why, whylen) < 0) return PT_EBAD;
+    if (check_len(len, PT_MTU_LEN, why, whylen) < 0)
+        return PT_EBAD;
     bool d0 = in[0] >= '0' && in[0] <= '9', d1 = in[1] >= '0' && in[1] <= '9';
     if (!d0 || (in[1] && !d1))
         return bad(why, whylen, "MTU field %02x %02x is not a decimal number", in[0], in[1]);
@@ -231,7 +238,8 @@ void pt_u64_encode(uint8_t out[PT_U64_LEN], uint64_t v) {
 }
 
 int pt_u64_decode(uint64_t *v, const uint8_t *in, size_t len, char *why, size_t whylen) {
-    if (check_len(len, PT_U64_LEN, why, whylen) < 0) return PT_EBAD;
+    if (check_len(len, PT_U64_LEN, why, whylen) < 0)
+        return PT_EBAD;
     *v = get_be64(in);
     return PT_OK;
 }
@@ -245,7 +253,8 @@ void pt_double_encode(uint8_t out[PT_U64_LEN], double v) {
 
 int pt_double_decode(double *v, const uint8_t *in, size_t len, char *why, size_t whylen) {
     uint64_t bits;
-    if (pt_u64_decode(&bits, in, len, why, whylen) < 0) return PT_EBAD;
+    if (pt_u64_decode(&bits, in, len, why, whylen) < 0)
+        return PT_EBAD;
     memcpy(v, &bits, sizeof *v);
     return PT_OK;
 }
@@ -264,7 +273,8 @@ uint32_t pt_credit_decode(const uint8_t in[PT_CREDIT_LEN]) {
 uint64_t pt_cycle_offset(uint64_t i, uint32_t size, uint32_t cache_line, uint32_t cycle_buffer) {
     uint64_t line = cache_line ? cache_line : 1;
     uint64_t inc = ((uint64_t)size + line - 1) / line * line; /* INC(size, cache_line) */
-    if (!inc || size > cycle_buffer / 2) return 0;
+    if (!inc || size > cycle_buffer / 2)
+        return 0;
     uint64_t slots = cycle_buffer / inc;
     return (i % slots) * inc;
 }

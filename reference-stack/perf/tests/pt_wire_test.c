@@ -211,8 +211,10 @@ IW_TEST(scripts) {
         const pt_step *s = pt_script(want[k].t, want[k].lat);
         int msgs = 0, test_at = -1, n = 0;
         for (; s[n] != PT_STEP_END; n++) {
-            if (pt_step_len(s[n])) msgs++;
-            if (s[n] == PT_STEP_TEST) test_at = n;
+            if (pt_step_len(s[n]))
+                msgs++;
+            if (s[n] == PT_STEP_TEST)
+                test_at = n;
             CHECK(strcmp(pt_step_name(s[n]), "?") != 0);
         }
         CHECK(n > 10);
