@@ -6,6 +6,11 @@
 #       "listening" line, runs the client against it, and passes when both
 #       exit 0, the client printed a result row and, with --verify, the
 #       server reported "verify ok" for every size.
+#   perf_pair.sh pair-fails IWARP_PERF "SERVER_ARGS" SRV_RC SRV_RE CLI_RC CLI_RE CLIENT_ARGS...
+#       As pair, but passes when the server exits SRV_RC with stderr
+#       matching SRV_RE and the client exits CLI_RC with stderr matching
+#       CLI_RE (- : not checked): a mismatch must be reported on each side
+#       that sees it.
 #   perf_pair.sh expect IWARP_PERF RC STDERR_REGEX ARGS...
 #       Runs iwarp-perf alone; passes when it exits RC with stderr matching
 #       STDERR_REGEX and nothing on stdout.
@@ -24,8 +29,8 @@ trap cleanup EXIT
 
 show() { for f in "$@"; do echo "---- $f"; cat "$work/$f"; done; }
 
-case $mode in
-pair)
+# run_pair "SERVER_ARGS" CLIENT_ARGS...: sets cli_rc and srv_rc.
+run_pair() {
     srv_args=$1
     shift
     # shellcheck disable=SC2086 # server args are a word list
@@ -49,6 +54,24 @@ pair)
     srv_rc=$?
     srv_pid=
     show cli.out cli.err srv.out srv.err
+}
+
+case $mode in
+pair-fails)
+    srv_args=$1 want_srv=$2 srv_re=$3 want_cli=$4 cli_re=$5
+    shift 5
+    run_pair "$srv_args" "$@"
+    [ "$srv_rc" = "$want_srv" ] || { echo "FAIL: server exit $srv_rc, expected $want_srv"; exit 1; }
+    [ "$cli_rc" = "$want_cli" ] || { echo "FAIL: client exit $cli_rc, expected $want_cli"; exit 1; }
+    for side in srv cli; do
+        [ "$side" = srv ] && re=$srv_re || re=$cli_re
+        [ "$re" = - ] && continue # nothing to say
+        grep -Eq -- "$re" "$work/$side.err" || { echo "FAIL: $side.err does not match '$re'"; exit 1; }
+    done
+    echo PASS
+    ;;
+pair)
+    run_pair "$@"
     if [ "$cli_rc" != 0 ] || [ "$srv_rc" != 0 ]; then
         echo "FAIL: client exit $cli_rc, server exit $srv_rc"
         exit 1
@@ -93,7 +116,7 @@ refused)
     echo PASS
     ;;
 *)
-    echo "usage: $0 pair|expect|refused IWARP_PERF ..." >&2
+    echo "usage: $0 pair|pair-fails|expect|refused IWARP_PERF ..." >&2
     exit 2
     ;;
 esac
