@@ -782,6 +782,8 @@ static void do_hello(agent *a, iw_jw *o) {
     iw_jw_bool(o, "atomics", dev && a->dattr.atomic_cap != IBV_ATOMIC_NONE);
     iw_jw_bool(o, "immediate", false); /* RFC 7306 Immediate Data: no verbs mapping */
     iw_jw_bool(o, "send_inv", dev && (a->dattr.device_cap_flags & IBV_DEVICE_MEM_MGT_EXTENSIONS));
+    iw_jw_bool(o, "local_inv", dev && (a->dattr.device_cap_flags & IBV_DEVICE_MEM_MGT_EXTENSIONS) &&
+                                   !a->prof.no_local_inv);
     iw_agent_hello_extensions_begin(o);
     iw_jw_str(o, NULL, "mpa.verdict");
     iw_jw_str(o, NULL, "event.raw");

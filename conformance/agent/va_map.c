@@ -66,6 +66,8 @@ void va_profile_detect(va_profile *p, const char *dev, uint32_t vendor_id, const
         /* Seen (docs/siw.md): a Send with Invalidate that siw placed and
          * whose STag it invalidated completes without IBV_WC_WITH_INV. */
         p->inv_unseen = true;
+        /* Seen: ibv_post_send(IBV_WR_LOCAL_INV) returns -EINVAL. */
+        p->no_local_inv = true;
         return;
     }
     if (vendor_id == 0x1425 || name_is(dev, "cxgb4")) {

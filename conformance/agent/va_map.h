@@ -56,6 +56,7 @@ typedef struct va_profile {
     int rtr;            /* RTR bits it proposes with p2p; 0 unknown */
     int pd_max;         /* private data octets it carries in a rev 2 (enhanced) frame; 0 unknown */
     bool inv_unseen;    /* receive completions never show IBV_WC_WITH_INV */
+    bool no_local_inv;  /* ibv_post_send refuses IBV_WR_LOCAL_INV */
 } va_profile;
 
 /* Fill p for a device. dev_name NULL: no device. sysfs_root is normally

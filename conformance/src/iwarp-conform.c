@@ -57,6 +57,10 @@ static void usage(FILE *f) {
           "                        --local-host:P (a forwarded port; default: any port)\n"
           "  --timeout-ms N        longest wait for one expectation (default 2000)\n"
           "  --mpa-timeout-ms N    the IUT's MPA startup timeout, for slow cases (default 10000)\n"
+          "  --reply-settle-ms N   wait N ms after the IUT's MPA Reply before the first FPDU\n"
+          "                        (an IUT that loses FPDUs sent right after its Reply; default 0)\n"
+          "  --case-hook CMD       run the shell command CMD before each case, with the\n"
+          "                        case id in $IWC_CASE_ID (a failing hook is reported)\n"
           "  --slow                also run cases tagged slow (MPA startup timeouts)\n"
           "  --list                list the cases and exit; --markdown / --json for formats,\n"
           "                        --coverage for the RFC 6580 triples each case expects\n"
@@ -337,13 +341,13 @@ static void print_line(const iwc_entry *e, int idx, int total, bool col) {
 int main(int argc, char **argv) {
     const char *agent_arg = NULL, *cases_dir = NULL, *filter = NULL, *out_dir = NULL;
     const char *dev_file = NULL, *iut_host = NULL, *local_host = NULL, *list_fmt = NULL;
-    const char *local_listen = NULL;
+    const char *local_listen = NULL, *case_hook = NULL;
     int iut_port[2] = {0, 0};
-    int timeout_ms = 2000, mpa_timeout_ms = 10000, verbose = 0, color = -1;
+    int timeout_ms = 2000, mpa_timeout_ms = 10000, reply_settle_ms = 0, verbose = 0, color = -1;
     bool slow = false, list = false, coverage = false;
     enum { O_CASES = 256, O_FILTER, O_OUT, O_DEV, O_IUT, O_LOCAL, O_TMO, O_MPATMO, O_SLOW,
            O_LIST, O_MD, O_JSON, O_COVERAGE, O_COLOR, O_NOCOLOR, O_VERSION, O_IUTPORT,
-           O_LLISTEN };
+           O_LLISTEN, O_SETTLE, O_HOOK };
     static const struct option opts[] = {
         {"agent", required_argument, 0, 'a'},       {"cases", required_argument, 0, O_CASES},
         {"filter", required_argument, 0, O_FILTER}, {"out", required_argument, 0, O_OUT},
@@ -357,6 +361,8 @@ int main(int argc, char **argv) {
         {"help", no_argument, 0, 'h'},              {"version", no_argument, 0, O_VERSION},
         {"iut-port", required_argument, 0, O_IUTPORT},
         {"local-listen", required_argument, 0, O_LLISTEN},
+        {"reply-settle-ms", required_argument, 0, O_SETTLE},
+        {"case-hook", required_argument, 0, O_HOOK},
         {0, 0, 0, 0}};
     int c;
     opterr = 0;
@@ -399,6 +405,15 @@ int main(int argc, char **argv) {
         }
         case O_LLISTEN:
             local_listen = optarg;
+            break;
+        case O_HOOK:
+            case_hook = optarg;
+            break;
+        case O_SETTLE:
+            if (parse_int(optarg, 0, 10000, &reply_settle_ms) < 0) {
+                fprintf(stderr, "iwarp-conform: --reply-settle-ms wants 0..10000, got '%s'\n", optarg);
+                return EXIT_USAGE;
+            }
             break;
         case O_TMO:
         case O_MPATMO:
@@ -556,6 +571,7 @@ int main(int argc, char **argv) {
     }
     env.timeout_ms = timeout_ms;
     env.mpa_timeout_ms = mpa_timeout_ms;
+    env.reply_settle_ms = reply_settle_ms;
     env.slow = slow;
     env.verbose = verbose;
     env.log = stdout;
@@ -574,6 +590,14 @@ int main(int argc, char **argv) {
         idx++;
         if (verbose)
             printf("--- %s (%s)\n", e->c.id, e->path);
+        if (case_hook) {
+            /* e.g. a marker in a guest's kernel log, so that a crash can be
+             * pinned on the case that was running */
+            setenv("IWC_CASE_ID", e->c.id, 1);
+            int hrc = system(case_hook);
+            if (hrc != 0)
+                fprintf(stderr, "iwarp-conform: --case-hook exited %d before %s\n", hrc, e->c.id);
+        }
         iwc_run_case(&env, &e->c, &e->r);
         e->ran = true;
         if (e->r.status == IWC_FAIL) {

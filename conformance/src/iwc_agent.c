@@ -216,6 +216,7 @@ int iwc_agent_hello(iwc_agent *a, int timeout_ms) {
     c->atomics = caps_bool(&d, caps, "atomics");
     c->immediate = caps_bool(&d, caps, "immediate");
     c->send_inv = caps_bool(&d, caps, "send_inv");
+    c->local_inv = !(caps && iw_json_get(&d, caps, "local_inv")) || caps_bool(&d, caps, "local_inv");
     const iw_json *ext = caps ? iw_json_get(&d, caps, "extensions") : NULL;
     for (const iw_json *e = ext ? iw_json_first(&d, ext) : NULL; e; e = iw_json_next(&d, e)) {
         if (e->type != IW_JSON_STR)

@@ -21,6 +21,7 @@ typedef struct iwc_caps {
     char impl[128];
     unsigned version;
     bool rev1, rev2, markers, crc, atomics, immediate, send_inv;
+    bool local_inv; /* the agent's invalidate op works (absent in hello: yes) */
     /* extensions (docs/agent-protocol.md) */
     bool guard, pd2, reject, mpa_timeout, term_events;
 } iwc_caps;

@@ -1116,6 +1116,8 @@ static int parse_agent(parser *p, const tok *t, int nt, bool may_fail) {
     }
     if (parse_args(p, s, t, from, nt, agent_keys[k], false) < 0)
         return -1;
+    if (k == IWC_AGENT_INVALIDATE)
+        p->c->needs |= IWC_NEEDS(LOCAL_INV);
     if ((k == IWC_AGENT_INVALIDATE || k == IWC_AGENT_DEREG_MR) && !s->has_region &&
         !iwc_step_arg(s, "stag"))
         return fail(p, "agent %s: wants a region name or stag=", t[1].s);

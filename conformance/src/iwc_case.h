@@ -212,7 +212,8 @@ typedef enum iwc_role { IWC_IUT_RESPONDER = 0, IWC_IUT_INITIATOR } iwc_role;
     X(REV1, "rev1")                                                                                \
     X(PD2, "pd2")                                                                                  \
     X(REJECT, "reject")                                                                            \
-    X(GUARD, "guard")
+    X(GUARD, "guard")                                                                              \
+    X(LOCAL_INV, "local_inv")
 
 enum {
 #define IWC_X_(n, s) IWC_NEEDS_BIT_##n,

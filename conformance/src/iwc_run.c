@@ -263,6 +263,35 @@ static void error(run *r, int line, const char *fmt, ...) {
     trace(r, 1, "ERROR %s", buf);
 }
 
+/* An agent that cannot configure an MPA setting the case asks of the IUT
+ * (extension "mpa.verdict": the listen/connect response lists it under
+ * "ignored", e.g. p2p on siw) cannot run the case: SKIP, with its note. */
+static bool knob_ignored(run *r, const iw_json_doc *d) {
+    const iwc_mpa_cfg *m = &r->c->iut_mpa;
+    const struct {
+        const char *name;
+        int set;
+    } knobs[] = {{"rev", m->rev}, {"markers", m->markers}, {"crc", m->crc}, {"p2p", m->p2p},
+                 {"rtr", m->rtr}, {"ird", m->ird},         {"ord", m->ord}};
+    const iw_json *ign = iw_json_get(d, &d->nodes[0], "ignored");
+    for (const iw_json *e = ign ? iw_json_first(d, ign) : NULL; e; e = iw_json_next(d, e)) {
+        if (e->type != IW_JSON_STR)
+            continue;
+        for (size_t k = 0; k < sizeof knobs / sizeof *knobs; k++) {
+            if (knobs[k].set < 0 || strcmp(e->str, knobs[k].name))
+                continue;
+            const iw_json *notes = iw_json_get(d, &d->nodes[0], "notes");
+            const iw_json *why = notes ? iw_json_get(d, notes, e->str) : NULL;
+            r->res->status = IWC_SKIP;
+            add_msg(r, iwc_strf("the agent cannot set the IUT's MPA '%s' as the case needs: %s",
+                                e->str, why && why->type == IW_JSON_STR ? why->str : "ignored"));
+            r->abort_steps = true;
+            return true;
+        }
+    }
+    return false;
+}
+
 static void *grow(void *p, int *cap, int n, size_t item) {
     if (n < *cap)
         return p;
@@ -1487,6 +1516,19 @@ static bool wait_for(run *r, bool (*cond)(run *), int ms) {
 
 static bool have_theirs(run *r) { return r->theirs_got || r->rx_lost; }
 
+static bool never(run *r) {
+    (void)r;
+    return false;
+}
+
+/* --reply-settle-ms: an IUT that switches its socket to FPDU mode only after
+ * sending its MPA Reply (siw) loses FPDUs that arrive in between; give it
+ * time, still reading what it sends meanwhile. */
+static void reply_settle(run *r) {
+    if (r->env->reply_settle_ms > 0)
+        wait_for(r, never, r->env->reply_settle_ms);
+}
+
 static void send_rtr(run *r) {
     /* RFC 6581 §9.2: the initiator sends one of the RTRs the Reply allows,
      * before anything else; the choice is ours (§1.1). */
@@ -1540,6 +1582,7 @@ static void startup_auto(run *r) {
             r->abort_steps = true;
             goto done;
         }
+        reply_settle(r);
         tx_ready(r, 0);
         if (r->mine.v2.p2p && r->theirs.enhanced && r->theirs.v2.p2p)
             send_rtr(r);
@@ -1727,6 +1770,10 @@ static int setup(run *r) {
     iwc_req_free(&q);
     if (!d)
         return -1;
+    if (knob_ignored(r, d)) {
+        doc_free(d);
+        return -1;
+    }
     if (c->role == IWC_IUT_RESPONDER) {
         uint64_t port = 0;
         char err[128];
@@ -2087,6 +2134,8 @@ static void exp_mpa(run *r, const iwc_step *s) {
              f->rr.type == IW_MPA_REPLY ? "Reply" : "Request");
         return;
     }
+    if (want == IW_MPA_REPLY && !f->rr.r)
+        reply_settle(r);
     for (int i = 0; i < s->nargs; i++) {
         const iwc_arg *a = &s->args[i];
         if (!strcmp(a->key, "pd")) {
@@ -2865,7 +2914,8 @@ static char *skip_reason(const iwc_env *env, const iwc_case *c) {
     if ((c->tags & IWC_TAG_SLOW) && !env->slow && !(k->mpa_timeout && c->iut_mpa.timeout_ms >= 0))
         return iwc_strf("slow: waits for the IUT's MPA startup timeout (run with --slow)");
     const bool have[IWC_NEEDS_COUNT_] = {k->atomics, k->immediate, k->send_inv, k->markers,
-                                        k->rev1,    k->pd2,       k->reject,   k->guard};
+                                        k->rev1,    k->pd2,       k->reject,   k->guard,
+                                        k->local_inv};
     for (unsigned b = 0; b < IWC_NEEDS_COUNT_; b++)
         if ((c->needs & (1u << b)) && !have[b])
             return iwc_strf("the agent does not offer '%s'", iwc_needs_name(b));

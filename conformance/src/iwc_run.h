@@ -33,6 +33,7 @@ typedef struct iwc_env {
     char local_bind[64];
     int timeout_ms;       /* longest wait for any one expectation */
     int mpa_timeout_ms;   /* the IUT's own MPA startup timeout (slow cases) */
+    int reply_settle_ms;  /* pause after the IUT's MPA Reply before our first FPDU */
     bool slow;            /* run cases tagged slow */
     int verbose;
     FILE *log;            /* verbose trace */

@@ -322,12 +322,15 @@ static void nat_check(const char *target, const char *conform, const char *cases
                       const char *out) {
     uint16_t port = iwc_free_port(), p = iwc_free_port(), q = iwc_free_port(),
              l = iwc_free_port();
-    char agent[64], log[4096], iutp[32], ll[64], dir[4096];
+    char agent[64], log[4096], iutp[32], ll[64], dir[4096], hook[8300], hooked[4200];
     snprintf(agent, sizeof agent, "127.0.0.1:%u", port);
     snprintf(iutp, sizeof iutp, "%u:%u", p, q);
     snprintf(ll, sizeof ll, "127.0.0.1:%u", l);
     snprintf(log, sizeof log, "%s-nat.target.log", out);
     snprintf(dir, sizeof dir, "%s-nat", out);
+    snprintf(hooked, sizeof hooked, "%s-nat.hook", out);
+    remove(hooked);
+    snprintf(hook, sizeof hook, "echo \"$IWC_CASE_ID\" >> '%s'", hooked);
     char *targv[] = {(char *)target, "--agent", agent, NULL};
     pid_t tp = iwc_spawn(targv, log);
     pid_t fw = forwarder(q, p);
@@ -335,7 +338,7 @@ static void nat_check(const char *target, const char *conform, const char *cases
     char *cargv[] = {(char *)conform, "--agent", agent, "--cases", (char *)cases,
                      "--filter", "positive.write-small,positive.iut-read", "--iut-port", iutp,
                      "--local-host", "127.0.0.1", "--local-listen", ll, "--out", dir,
-                     "--no-color", NULL};
+                     "--case-hook", hook, "--no-color", NULL};
     int rc = iwc_wait(iwc_spawn(cargv, NULL));
     if (fw > 0) {
         kill(fw, SIGTERM);
@@ -351,6 +354,11 @@ static void nat_check(const char *target, const char *conform, const char *cases
     snprintf(pp, sizeof pp, "%s/pcaps/positive.iut-read.pcap", dir);
     pcap_ports(pp, &sp, &dp);
     CHECK(sp == l || dp == l, "%s: ports %u/%u, not the --local-listen port %u", pp, sp, dp, l);
+    /* --case-hook ran before each case, with its id */
+    char *h = iwc_slurp(hooked, NULL);
+    CHECK(h && !strcmp(h, "positive.iut-read\npositive.write-small\n"),
+          "--case-hook wrote '%s'", h ? h : "(nothing)");
+    free(h);
 }
 
 int main(int argc, char **argv) {

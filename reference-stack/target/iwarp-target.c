@@ -464,6 +464,7 @@ static const char *handle_req(void *ctx, iw_agent_req *r, const char *line, size
         iw_jw_bool(o, "atomics", true);
         iw_jw_bool(o, "immediate", true);
         iw_jw_bool(o, "send_inv", true);
+        iw_jw_bool(o, "local_inv", true);
         iw_agent_hello_extensions_begin(o);
         iw_jw_str(o, NULL, "mpa.timeout_ms");
         iw_jw_str(o, NULL, "event.terminate");
