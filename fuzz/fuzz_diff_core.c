@@ -239,15 +239,7 @@ void fz_diff_run(const uint8_t *data, size_t size, fz_diff_trace *t) {
     /* The peer: a valid Request, then the stream. */
     iw_peer p;
     FUZZ_CHECK(iw_peer_init(&p) == 0);
-    iw_mpa_rr rr;
-    iw_peer_rr_default(&rr, IW_MPA_REQUEST);
-    rr.c = cfg & 4;
-    rr.m = setup & 16;
-    if (cfg & 16) {
-        rr.rev = IW_MPA_REV1;
-        rr.s = false;
-    }
-    FUZZ_CHECK(iw_peer_rr(&p, &rr) == 0);
+    iw_mpa_rr rr = fz_peer_request(&p, cfg & 16, setup & 16, cfg & 4);
     bool crc = s.crc || rr.c;
     iw_shadow_init(&w.sh);
     w.seen = 0;

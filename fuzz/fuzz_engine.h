@@ -111,6 +111,24 @@ static inline const fz_ev *fz_ev_first(const fz_evlog *l, iw_event_type t) {
     return NULL;
 }
 
+/* ---- the peer's startup ---- */
+
+/* The peer's MPA Request, appended to p: iw_peer_rr_default's (Rev 2 with
+ * the enhanced data) with the M and C bits given, or Rev 1 without the
+ * enhanced data. */
+static inline iw_mpa_rr fz_peer_request(iw_peer *p, bool rev1, bool m, bool c) {
+    iw_mpa_rr rr;
+    iw_peer_rr_default(&rr, IW_MPA_REQUEST);
+    rr.m = m;
+    rr.c = c;
+    if (rev1) {
+        rr.rev = IW_MPA_REV1;
+        rr.s = false;
+    }
+    FUZZ_CHECK(iw_peer_rr(p, &rr) == 0);
+    return rr;
+}
+
 /* ---- growable octets (engine output) ---- */
 
 typedef struct {

@@ -1148,15 +1148,7 @@ static void run_input(run *r, bool split, uint8_t cfg, uint8_t emss, const uint8
     FUZZ_CHECK(iw_peer_init(&r->peer) == 0);
 
     /* Startup: the peer's Request, our Reply (RFC 5044 §7.1, RFC 6581). */
-    iw_mpa_rr rr;
-    iw_peer_rr_default(&rr, IW_MPA_REQUEST);
-    rr.m = cfg & 0x10;
-    rr.c = cfg & 4;
-    if (cfg & 8) {
-        rr.rev = IW_MPA_REV1;
-        rr.s = false;
-    }
-    FUZZ_CHECK(iw_peer_rr(&r->peer, &rr) == 0);
+    iw_mpa_rr rr = fz_peer_request(&r->peer, cfg & 8, cfg & 0x10, cfg & 4);
     r->markers_rx = s.markers;
     r->markers_tx = rr.m;
     r->crc = s.crc || rr.c;
