@@ -94,8 +94,7 @@ rc=0
 bash "$IWK_SIW_DIR/build-guest.sh" || rc=$?
 [[ $rc == "$IWK_EXIT_SKIP" ]] && exit "$IWK_EXIT_SKIP"
 [[ $rc == 0 ]] || iwk_die "build-guest.sh failed (rc=$rc)"
-if declare -F iwk_port_free >/dev/null &&
-   ! { (iwk_port_free "$IWK_SIW_CTL_PORT") && (iwk_port_free "$IWK_SIW_AGENT_PORT"); }; then
+if ! { (iwk_port_free "$IWK_SIW_CTL_PORT") && (iwk_port_free "$IWK_SIW_AGENT_PORT"); }; then
   base=$(iwk_pick_ports 2)
   export IWK_SIW_CTL_PORT=$base IWK_SIW_AGENT_PORT=$(( base + 1 ))
 fi
