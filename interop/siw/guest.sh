@@ -218,6 +218,9 @@ cmd_pcap_start() {
 
 cmd_pcap_stop() {
   [[ $# == 1 ]] || iwk_die "pcap-stop NAME" 2
+  # block-buffered tcpdump hands packets over at libpcap's 1 s timeout:
+  # stopping sooner loses the last ones
+  sleep 1.2
   cmd_run -t 30 "iwk-bg stop pcap-$1 10"
   cmd_copy_out "/var/tmp/iwk/$1.pcap" "$RUN/captures/$1.pcap"
   iwk_log "capture: $RUN/captures/$1.pcap ($(stat -c %s "$RUN/captures/$1.pcap") octets)"

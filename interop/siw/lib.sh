@@ -48,7 +48,8 @@ IWK_SIW_PACKAGES=(
 # perftest's default port.
 : "${IWK_SIW_CTL_PORT:=7399}"
 : "${IWK_SIW_AGENT_PORT:=7400}"
-: "${IWK_SIW_FWD:=18515 7401 7402 7403 7404}"
+# (set but empty: no RDMA forwards at all)
+: "${IWK_SIW_FWD=18515 7401 7402 7403 7404}"
 # Guest -> host forwards (the guest cannot reach anything else: restrict=on).
 # "PORT" makes 10.0.2.100:PORT in the guest reach 127.0.0.1:PORT on the host.
 : "${IWK_SIW_GUESTFWD:=}"
@@ -91,5 +92,7 @@ iwk_guest_dir() {
 }
 
 # Crash signatures on the serial console (printk of an oops, BUG or panic).
-IWK_CRASH_RE='Kernel panic - not syncing|Oops: |BUG: unable to handle|BUG: kernel NULL pointer|kernel BUG at|general protection fault|BUG: soft lockup|rcu_sched self-detected stall|rcu: INFO: rcu_preempt self-detected stall|BUG: KASAN|BUG: scheduling while atomic'
+# A kernel GPF carries "[#N]"; a user-space one ("traps: prog[pid] general
+# protection fault ... in lib") is not a kernel crash.
+IWK_CRASH_RE='Kernel panic - not syncing|Oops: |BUG: unable to handle|BUG: kernel NULL pointer|kernel BUG at|general protection fault.*\[#[0-9]+\]|BUG: soft lockup|rcu_sched self-detected stall|rcu: INFO: rcu_preempt self-detected stall|BUG: KASAN|BUG: scheduling while atomic'
 IWK_WARN_RE='WARNING: CPU: [0-9]+ PID: [0-9]+'
