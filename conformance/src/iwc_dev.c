@@ -115,8 +115,20 @@ int iwc_dev_parse(const char *text, size_t len, iwc_devlist *out, char *err, siz
             } else {
                 *dst = val;
             }
+        } else if (!strcmp(s, "intermittent") && cur) {
+            /* the IUT fails this way only some of the time: a pass is not
+             * "fixed" */
+            bool yes = !strcmp(val, "yes");
+            if (!yes && strcmp(val, "no")) {
+                snprintf(err, errlen, "%d: intermittent: wants yes or no", ln);
+                free(val);
+                goto bad;
+            }
+            cur->intermittent = yes;
+            free(val);
         } else {
-            snprintf(err, errlen, "%d: unknown key '%s' (deviation, outcome, reason)", ln, s);
+            snprintf(err, errlen, "%d: unknown key '%s' (deviation, outcome, reason, intermittent)",
+                     ln, s);
             free(val);
             goto bad;
         }
@@ -167,7 +179,8 @@ static bool is_glob(const char *s) { return strpbrk(s, "*?[") != NULL; }
 
 iwc_dev *iwc_dev_for(iwc_devlist *l, const char *id, bool exact) {
     for (int i = 0; i < l->n; i++)
-        if ((!exact || !is_glob(l->v[i].id)) && iwc_glob(l->v[i].id, id))
+        if ((!exact || (!is_glob(l->v[i].id) && !l->v[i].intermittent)) &&
+            iwc_glob(l->v[i].id, id))
             return &l->v[i];
     return NULL;
 }

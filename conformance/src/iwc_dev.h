@@ -15,6 +15,7 @@ typedef struct iwc_dev {
     char *reason;
     int line;
     int matched;    /* cases it excused (set by the caller) */
+    bool intermittent; /* seen only some of the time: a pass is not "fixed" */
 } iwc_dev;
 
 typedef struct iwc_devlist {
@@ -35,7 +36,7 @@ int iwc_dev_cover(iwc_devlist *l, const char *id, char *const *msgs, int nmsgs, 
 /* The first entry of iwc_dev_cover, or NULL. */
 iwc_dev *iwc_dev_match(iwc_devlist *l, const char *id, char *const *msgs, int nmsgs);
 /* An entry naming case `id`; exact: only entries without glob characters
- * (a glob entry is not "fixed" by one of its cases passing). */
+ * that are not intermittent (neither is "fixed" by one pass). */
 iwc_dev *iwc_dev_for(iwc_devlist *l, const char *id, bool exact);
 
 #endif

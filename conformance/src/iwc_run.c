@@ -138,6 +138,7 @@ typedef struct run {
     int term_idx;         /* first Terminate from the IUT, or -1 */
     bool term_judged;     /* an expect terminate looked at it */
     bool rule4_reported;
+    bool reject_startup; /* skipped IUT initiator: end its MPA startup with R=1 */
     int rx_mark;          /* rx frames when the last send step went out */
     uint64_t rx_bytes_mark;
     bool recv_posted;
@@ -285,6 +286,13 @@ static bool knob_ignored(run *r, const iw_json_doc *d) {
             r->res->status = IWC_SKIP;
             add_msg(r, iwc_strf("the agent cannot set the IUT's MPA '%s' as the case needs: %s",
                                 e->str, why && why->type == IW_JSON_STR ? why->str : "ignored"));
+            if (r->c->role == IWC_IUT_INITIATOR && r->c->startup_auto) {
+                /* The IUT is already connecting: answer its Request with a
+                 * reject rather than dropping the connection under it
+                 * (siw's kernel crashed on that). */
+                r->reject_startup = true;
+                return false;
+            }
             r->abort_steps = true;
             return true;
         }
@@ -1614,13 +1622,17 @@ static void startup_auto(run *r) {
             goto done;
         }
         mine_from_cfg(r, &rr, IW_MPA_REPLY);
+        if (r->reject_startup)
+            rr.r = true;
         if (iwc_rr_build(&rr, NULL, &out, err, sizeof err) < 0) {
             error(r, 0, "%s", err);
             goto done;
         }
         record_mine(r, &rr);
         tx_write(r, out.p, out.len, NULL, 0);
-        if (!rr.r) {
+        if (r->reject_startup)
+            r->abort_steps = true;
+        else if (!rr.r) {
             tx_ready(r, 0);
             await_connected(r);
         }
@@ -2325,7 +2337,8 @@ typedef struct ev_match_ctx {
 } ev_match_ctx;
 
 /* An agent marks a field it cannot observe with <field>_source "unknown"
- * (for "mpa.crc": mpa_source.crc); such a field matches anything. */
+ * or "requested" (for "mpa.crc": mpa_source.crc); such a field matches
+ * anything. */
 static bool ev_unknown(const ev_entry *e, const char *key) {
     char path[80];
     const char *dot = strchr(key, '.');
@@ -2334,7 +2347,8 @@ static bool ev_unknown(const ev_entry *e, const char *key) {
     else
         snprintf(path, sizeof path, "%s_source", key);
     const iw_json *j = ev_field(e, path);
-    return j && j->type == IW_JSON_STR && !strcmp(j->str, "unknown");
+    /* "requested": what the agent asked for, not what is in effect */
+    return j && j->type == IW_JSON_STR && (!strcmp(j->str, "unknown") || !strcmp(j->str, "requested"));
 }
 
 static bool ev_arg_ok(run *r, const ev_entry *e, const iwc_arg *a) {

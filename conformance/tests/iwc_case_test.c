@@ -212,6 +212,15 @@ static void test_deviations(void) {
     char *three[] = {both[0], both[1], "line 4: region A changed outside the expected placement"};
     CHECK(iwc_dev_cover(&l, "ddp.x", three, 3, used, 4) == 0 && !iwc_dev_match(&l, "ddp.x", three, 3));
     iwc_dev_free(&l);
+    /* an intermittent entry excuses its failure but is never "fixed" */
+    const char *inter = "deviation: mpa.y\noutcome: did not close\nintermittent: yes\nreason: r\n";
+    CHECK(iwc_dev_parse(inter, strlen(inter), &l, err, sizeof err) == 0 && l.n == 1 &&
+          l.v[0].intermittent);
+    CHECK(!iwc_dev_for(&l, "mpa.y", true) && iwc_dev_for(&l, "mpa.y", false) == &l.v[0]);
+    iwc_dev_free(&l);
+    const char *badint = "deviation: mpa.y\noutcome: o\nintermittent: sometimes\nreason: r\n";
+    CHECK(iwc_dev_parse(badint, strlen(badint), &l, err, sizeof err) < 0 && strstr(err, "yes or no"));
+    iwc_dev_free(&l);
     static const char *const bad[] = {"outcome: x\n", "deviation: a\nreason: r\n",
                                       "deviation: a\noutcome: o\n", "deviation:\n",
                                       "deviation: a\nwhy: x\n", "no colon\n"};

@@ -149,7 +149,7 @@ PY
   blamed=$k
   cl=$(grep -a -n -m1 -E "$IWK_CRASH_RE" "$dir/guest/serial.log" 2>/dev/null | cut -d: -f1) || true
   if [[ -n $cl ]]; then
-    marker=$(sed -n "1,${cl}p" "$dir/guest/serial.log" | grep -a -o 'IWK case [^ ]*' | tail -n 1 | cut -d' ' -f3) || true
+    marker=$(sed -n "1,${cl}p" "$dir/guest/serial.log" | tr -d '\r' | grep -a -o 'IWK case [^ ]*' | tail -n 1 | cut -d' ' -f3) || true
     for ((j = next; j <= k; j++)); do [[ ${ids[j]} == "$marker" ]] && blamed=$j; done
   fi
   # Does it crash a fresh guest on its own?
