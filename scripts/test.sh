@@ -27,18 +27,39 @@ mapfile -t fuzzers < <(grep -E '^fuzz_' fuzz/fuzzers.txt | awk '{print $1}')
 cmake --build build/fuzz -j"$jobs" --target "${fuzzers[@]}"
 ctest --test-dir build/fuzz -L fuzz-smoke --output-on-failure -j"$jobs" | tee build/ctest-fuzz.log
 
-# Interop with Linux soft-iWARP in a qemu guest (docs/siw.md): run when this
-# machine can (root, the Debian mirror, time left), reported either way but
-# not yet a gate while the interop work is in progress. IWK_SIW=0 skips it.
+# Interop with Linux soft-iWARP in a qemu guest (docs/siw.md): each siw
+# test runs when this machine can (root, the Debian mirror) and while the
+# stage's time budget lasts (IWK_SIW_BUDGET seconds, default 900; a test is
+# not started with less left than it usually needs). Reported test by test
+# and in the closing line, not a gate: the guest runs under TCG on a shared
+# machine, and siw's own crashes are results. IWK_SIW=0 skips the stage.
+siw_line=""
 if [ "${IWK_SIW:-1}" != 0 ]; then
-  echo "== siw interop (ctest -L siw, opt-in, at most 20 min)"
-  siw_rc=0
-  timeout 1200 ctest --test-dir build/gcc -L siw --output-on-failure || siw_rc=$?
-  case $siw_rc in
-    0) echo "siw interop: PASSED (or SKIPPED, see above)";;
-    124) echo "siw interop: TIMED OUT after 20 min (not a gate yet)";;
-    *) echo "siw interop: FAILED with status $siw_rc (not a gate yet; see output above)";;
-  esac
+  echo "== siw interop (ctest -L siw: smoke, captures, pair, perftest, conform)"
+  siw_t0=$(date +%s) budget=${IWK_SIW_BUDGET:-900}
+  sp=0 sf=0 ss=0 sn=0
+  # test: seconds it usually needs once the guest image is built
+  for t in siw_smoke:60 siw_captures:90 siw_pair:90 siw_perftest:120 siw_conform:420; do
+    name=${t%%:*} need=${t##*:}
+    left=$(( budget - ($(date +%s) - siw_t0) ))
+    if ! ctest --test-dir build/gcc -L siw -N -R "^$name\$" | grep -q "Total Tests: 1"; then
+      continue
+    fi
+    if [ "$left" -lt "$need" ]; then
+      echo "siw: $name NOT RUN (${left} s of the stage's budget left, it needs ~${need} s)"
+      sn=$((sn + 1)); continue
+    fi
+    rc=0
+    timeout "$left" ctest --test-dir build/gcc -L siw -R "^$name\$" --output-on-failure \
+      >"build/ctest-$name.log" 2>&1 || rc=$?
+    tail -n 25 "build/ctest-$name.log"
+    if [ "$rc" = 124 ]; then echo "siw: $name TIMED OUT (budget)"; sf=$((sf + 1))
+    elif grep -q '\*\*\*Skipped' "build/ctest-$name.log"; then echo "siw: $name SKIPPED (no guest here)"; ss=$((ss + 1))
+    elif [ "$rc" = 0 ]; then echo "siw: $name PASSED"; sp=$((sp + 1))
+    else echo "siw: $name FAILED (build/ctest-$name.log)"; sf=$((sf + 1)); fi
+  done
+  siw_line="siw interop (reported, not gating): $sp passed, $sf failed, $ss skipped, $sn not run"
+  echo "$siw_line"
 fi
 
 # One closing line for the gated runs: "N passed, N failed, N skipped".
@@ -52,4 +73,5 @@ summary() { # ctest log -> "passed failed skipped"
 read -r p1 f1 s1 < <(summary build/ctest-gcc.log)
 read -r p2 f2 s2 < <(summary build/ctest-asan.log)
 read -r p3 f3 s3 < <(summary build/ctest-fuzz.log)
+[ -z "$siw_line" ] || echo "$siw_line"
 echo "tests: $((p1 + p2 + p3)) passed, $((f1 + f2 + f3)) failed, $((s1 + s2 + s3)) skipped"
