@@ -95,13 +95,14 @@ export IWC_CASE_ID=
 # crashed (the guest kernel died during it).
 conform() {
   boot
-  rc=0
+  set +e
   "$conform" --agent "127.0.0.1:$IWK_SIW_AGENT_PORT" --iut-host 127.0.0.1 \
     --iut-port "7401:$IUT_PORT" --local-host 10.0.2.100 --local-listen "127.0.0.1:$LOCAL_PORT" \
     --deviations "$deviations" --filter "$1" --out "$2" --no-color \
     --timeout-ms 4000 --reply-settle-ms 20 --case-hook "$HOOK" \
-    ${extra[@]+"${extra[@]}"} 2>&1 | tee "$2.log" || true
+    ${extra[@]+"${extra[@]}"} 2>&1 | tee "$2.log"
   rc=${PIPESTATUS[0]}
+  set -e
   crashed=0
   bash "$G" status >"$2.status" 2>&1 || true
   if [[ -f $RUN/CRASHED ]] || grep -q CRASHED "$2.status"; then

@@ -303,6 +303,8 @@ def main():
     p.add_argument("--configs", default="all",
                    help="comma list of INITIATOR-vREV-crcON|OFF (e.g. ours-v1-crcoff), or all")
     p.add_argument("--settle-ms", type=int, default=20)
+    p.add_argument("--siw-rev1", action="store_true",
+                   help="siw can initiate with MPA rev 1 (build-siw-knobs.sh's module loaded)")
     p.add_argument("--seed", type=int, default=5040)
     p.add_argument("--json", help="write a JSON summary here")
     p.add_argument("--expected", help="known deviations of the peer: 'SUBSTRING | REASON' lines")
@@ -317,10 +319,10 @@ def main():
     except (ValueError, OSError) as e:
         print(f"pair.py: bad argument: {e}", file=sys.stderr)
         return 2
-    # siw initiates with MPA rev 2 only (compiled in; docs/siw.md), so rev 1
-    # is ours-initiated only.
+    # Stock siw initiates with MPA rev 2 only (compiled in; docs/siw.md):
+    # siw-initiated rev 1 needs build-siw-knobs.sh's module (--siw-rev1).
     every = [dict(initiator=i, rev=r, crc=c) for i in ("ours", "siw") for r in (1, 2)
-             for c in (True, False) if not (i == "siw" and r == 1)]
+             for c in (True, False) if args.siw_rev1 or not (i == "siw" and r == 1)]
     name = lambda c: f"{c['initiator']}-v{c['rev']}-crc{'on' if c['crc'] else 'off'}"
     if args.configs != "all":
         want = set(args.configs.split(","))
