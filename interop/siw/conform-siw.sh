@@ -72,9 +72,7 @@ trap 'exit 143' TERM INT HUP
 boot() {
   bash "$G" start >/dev/null
   bash "$G" copy-in "$agent_bin" /usr/local/bin/iwarp-agent
-  bash "$G" run -t 30 'iwk-bg start agent iwarp-agent --agent 0.0.0.0:7400 --dev siw0
-                       for i in $(seq 50); do ss -ltn | grep -q ":7400 " && exit 0; sleep 0.1; done
-                       echo "iwarp-agent did not listen:"; cat /run/iwk/agent.log; exit 1'
+  bash "$G" run -t 30 "$IWK_AGENT_START"
 }
 
 # The case ids to run, in the runner's order.

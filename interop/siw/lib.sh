@@ -72,6 +72,12 @@ iwk_warn() { printf '[siw %s] WARNING: %s\n' "$(date +%T)" "$*" >&2; }
 iwk_die()  { printf '[siw %s] ERROR: %s\n' "$(date +%T)" "$1" >&2; exit "${2:-1}"; }
 iwk_skip() { printf '[siw %s] SKIP: %s\n' "$(date +%T)" "$*" >&2; exit "$IWK_EXIT_SKIP"; }
 
+# A guest script that starts iwarp-agent (copied to /usr/local/bin) on siw0,
+# agent protocol on guest port 7400, and waits until it listens.
+IWK_AGENT_START='iwk-bg start agent iwarp-agent --agent 0.0.0.0:7400 --dev siw0 &&
+  for i in $(seq 50); do ss -ltn | grep -q ":7400 " && exit 0; sleep 0.1; done
+  echo "iwarp-agent did not listen:"; cat /run/iwk/agent.log; exit 1'
+
 # iwk_pick_ports N: N consecutive free ports on 127.0.0.1, the first printed
 # (other guests and engineers share the machine, so fixed ports collide).
 iwk_port_free() { ! { exec 3<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null; }

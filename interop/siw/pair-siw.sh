@@ -65,9 +65,7 @@ trap 'exit 143' TERM INT HUP
 tpid=$!
 bash "$G" start
 bash "$G" copy-in "$agent_bin" /usr/local/bin/iwarp-agent
-bash "$G" run -t 30 'iwk-bg start agent iwarp-agent --agent 0.0.0.0:7400 --dev siw0
-                     for i in $(seq 50); do ss -ltn | grep -q ":7400 " && exit 0; sleep 0.1; done
-                     cat /run/iwk/agent.log; exit 1'
+bash "$G" run -t 30 "$IWK_AGENT_START"
 
 pair() {
   /usr/bin/env python3 "$IWK_SIW_DIR/pair.py" --ours "127.0.0.1:$OURS_AGENT" \
@@ -104,9 +102,8 @@ if [[ $configs == all || $configs == *siw-v1* ]]; then
   bash "$G" copy-in "$knobs" /root/siw-knobs.ko
   bash "$G" run -t 60 'iwk-bg stop agent >/dev/null 2>&1; rdma link delete siw0 && rmmod siw &&
     insmod /root/siw-knobs.ko mpa_version=1 && rdma link add siw0 type siw netdev eth0 &&
-    echo "siw: $(cat /sys/module/siw/parameters/mpa_version) = mpa_version" &&
-    iwk-bg start agent iwarp-agent --agent 0.0.0.0:7400 --dev siw0 &&
-    for i in $(seq 50); do ss -ltn | grep -q ":7400 " && exit 0; sleep 0.1; done; exit 1'
+    echo "siw: $(cat /sys/module/siw/parameters/mpa_version) = mpa_version" || exit 1
+    '"$IWK_AGENT_START"
   v1=siw-v1-crcon,siw-v1-crcoff
   [[ $configs == all ]] || v1=$(tr ',' '\n' <<<"$configs" | grep siw-v1 | paste -sd,)
   set +e
