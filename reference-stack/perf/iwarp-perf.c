@@ -152,6 +152,10 @@ static void note_completion(perf *x) {
 
 static int repost(perf *x, uint32_t slot) {
     int rc = iw_qp_post_recv(x->qp, slot, x->slots + (size_t)slot * x->slot_len, x->slot_len);
+    /* A stream that takes no more work is ending: its Terminate or close
+     * event follows and says why (or, after the last step, is expected). */
+    if (rc == IW_ERR_PROTO)
+        return 0;
     if (rc < 0)
         return fail(x, "post_recv: %s", iw_strerror(rc));
     x->rq_total++;
