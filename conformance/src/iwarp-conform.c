@@ -613,8 +613,9 @@ int main(int argc, char **argv) {
                     e->r.deviation[0] = 0;
                 for (int k = 0; k < nu; k++) {
                     used[k]->matched++;
-                    if (e->r.deviation) {
-                        if (k)
+                    /* entries may share a reason: say it once */
+                    if (e->r.deviation && !strstr(e->r.deviation, used[k]->reason)) {
+                        if (e->r.deviation[0])
                             strcat(e->r.deviation, "; ");
                         strcat(e->r.deviation, used[k]->reason);
                     }

@@ -5,7 +5,8 @@
 #                              [--deviations FILE] [--filter GLOBS] [-- RUNNER-ARGS...]
 #
 # Boots the guest, runs conformance/agent's iwarp-agent on siw0 in it and the
-# whole suite from the host through qemu's forwards:
+# whole suite from the host through qemu's forwards (cases listed by id in
+# expected-crashes.txt last, each alone on a fresh guest):
 #   runner -> agent protocol     127.0.0.1:CTL+1  -> guest :7400
 #   runner -> siw's listener     127.0.0.1:CTL+2  -> guest :7401 (--iut-port 7401:CTL+2)
 #   siw    -> runner's listener  10.0.2.100:CTL+3 -> 127.0.0.1:CTL+3 (--local-listen)
@@ -43,7 +44,7 @@ done
 RUN=$IWK_SIW_RUN
 out=${out:-$RUN/conform}
 mkdir -p "$RUN" "$out"
-rm -rf "${out:?}"/run-* "$out/crashes.txt" "$out/summary.txt"
+rm -rf "${out:?}"/run-* "${out:?}"/known-* "$out/crashes.txt" "$out/summary.txt"
 
 rc=0
 bash "$IWK_SIW_DIR/build-guest.sh" || rc=$?
@@ -81,6 +82,13 @@ list_args=(--list --json)
 mapfile -t ids < <("$conform" "${list_args[@]}" | sed -n 's/^{"id":"\([^"]*\)".*/\1/p')
 [[ ${#ids[@]} -gt 0 ]] || iwk_die "iwarp-conform lists no cases"
 iwk_log "${#ids[@]} cases"
+# Cases known to crash siw on their own (listed by id in expected-crashes.txt)
+# run last, each alone on a fresh guest, so that the suite itself runs in one
+# guest and leaves one report.
+all_ids=("${ids[@]}") known_ids=() ids=()
+for id in "${all_ids[@]}"; do
+  if grep -q "^$id:" "$IWK_SIW_DIR/expected-crashes.txt" 2>/dev/null; then known_ids+=("$id"); else ids+=("$id"); fi
+done
 
 # Before each case its id goes into the guest's kernel log, so that an oops
 # on the console is pinned on the case that was running.
@@ -165,9 +173,22 @@ PY
   next=$(( blamed + 1 ))
 done
 
+for id in ${known_ids[@]+"${known_ids[@]}"}; do
+  iwk_log "$id: listed as crashing siw; alone on a fresh guest"
+  conform "$id" "$out/known-$id"
+  if [[ $crashed == 1 ]]; then
+    crashes=$(( crashes + 1 ))
+    { echo "$id"; echo "    (reproduced: a listed crash, run alone on a fresh guest)"
+      sed -n '1,60s/^/    /p' "$out/known-$id/guest/CRASHED" 2>/dev/null; } >>"$out/crashes.txt"
+  else
+    iwk_warn "$id is listed in expected-crashes.txt but did not crash siw: remove it from the list"
+    runner_rc=1
+  fi
+done
+
 # One verdict per case over all runs: a run's verdicts up to the case that
 # crashed the guest, "crash" for that case, then the next run's.
-/usr/bin/env python3 - "$out" "${ids[@]}" >"$out/summary.txt" <<'PY'
+/usr/bin/env python3 - "$out" "${all_ids[@]}" >"$out/summary.txt" <<'PY'
 import glob, json, os, re, sys
 out, ids = sys.argv[1], sys.argv[2:]
 crashed = [l.strip() for l in open(os.path.join(out, "crashes.txt"))
@@ -176,6 +197,7 @@ final = {}
 runs = sorted((p for p in glob.glob(os.path.join(out, "run-*", "results.json"))
                if re.search(r"run-\d+/results\.json$", p)),  # not the confirm runs
               key=lambda p: int(re.search(r"run-(\d+)/", p).group(1)))
+runs += sorted(glob.glob(os.path.join(out, "known-*", "results.json")))
 for p in runs:
     try:
         cases = json.load(open(p)).get("cases", [])
