@@ -73,48 +73,36 @@ static uint8_t stamp(const perf *x, uint64_t i) {
     return x->o->perftest ? (uint8_t)(i + 1) : (uint8_t)(i % 255 + 1);
 }
 
-/* ---- control messages (network byte order) ---- */
-
-static void put32(uint8_t *p, uint32_t v) {
-    p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
-}
-static void put64(uint8_t *p, uint64_t v) {
-    put32(p, (uint32_t)(v >> 32));
-    put32(p + 4, (uint32_t)v);
-}
-static uint32_t get32(const uint8_t *p) {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-static uint64_t get64(const uint8_t *p) { return (uint64_t)get32(p) << 32 | get32(p + 4); }
+/* ---- control messages (network byte order: pt_wire.h) ---- */
 
 static void ctrl_encode(uint8_t *b, const ctrl_msg *m) {
     memset(b, 0, CTRL_LEN);
-    put32(b, CTRL_MAGIC);
+    pt_put_be32(b, CTRL_MAGIC);
     b[4] = m->type, b[5] = m->test, b[6] = m->flags, b[7] = m->status;
-    put32(b + 8, m->size);
-    put32(b + 12, m->depth);
-    put32(b + 16, m->stag);
-    put32(b + 20, m->duration_ms);
-    put64(b + 24, m->to);
-    put64(b + 32, m->len);
-    put64(b + 40, m->count);
-    put64(b + 48, m->rq_total);
-    put32(b + 56, m->bad_off);
+    pt_put_be32(b + 8, m->size);
+    pt_put_be32(b + 12, m->depth);
+    pt_put_be32(b + 16, m->stag);
+    pt_put_be32(b + 20, m->duration_ms);
+    pt_put_be64(b + 24, m->to);
+    pt_put_be64(b + 32, m->len);
+    pt_put_be64(b + 40, m->count);
+    pt_put_be64(b + 48, m->rq_total);
+    pt_put_be32(b + 56, m->bad_off);
 }
 
 static bool ctrl_decode(const uint8_t *b, ctrl_msg *m) {
-    if (get32(b) != CTRL_MAGIC || b[4] < C_HELLO || b[4] > C_BYE)
+    if (pt_get_be32(b) != CTRL_MAGIC || b[4] < C_HELLO || b[4] > C_BYE)
         return false;
     m->type = b[4], m->test = b[5], m->flags = b[6], m->status = b[7];
-    m->size = get32(b + 8);
-    m->depth = get32(b + 12);
-    m->stag = get32(b + 16);
-    m->duration_ms = get32(b + 20);
-    m->to = get64(b + 24);
-    m->len = get64(b + 32);
-    m->count = get64(b + 40);
-    m->rq_total = get64(b + 48);
-    m->bad_off = get32(b + 56);
+    m->size = pt_get_be32(b + 8);
+    m->depth = pt_get_be32(b + 12);
+    m->stag = pt_get_be32(b + 16);
+    m->duration_ms = pt_get_be32(b + 20);
+    m->to = pt_get_be64(b + 24);
+    m->len = pt_get_be64(b + 32);
+    m->count = pt_get_be64(b + 40);
+    m->rq_total = pt_get_be64(b + 48);
+    m->bad_off = pt_get_be32(b + 56);
     return true;
 }
 

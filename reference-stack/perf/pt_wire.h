@@ -41,6 +41,12 @@
 
 enum { PT_OK = 0, PT_EBAD = -1 };
 
+/* Network byte order (also iwarp-perf's own control messages). */
+void pt_put_be32(uint8_t *p, uint32_t v);
+uint32_t pt_get_be32(const uint8_t *p);
+void pt_put_be64(uint8_t *p, uint64_t v);
+uint64_t pt_get_be64(const uint8_t *p);
+
 typedef enum pt_test { PT_WRITE = 1, PT_READ, PT_SEND } pt_test;
 
 /* struct pingpong_dest, 56 octets. rdma_write_keys converts the first five
