@@ -140,13 +140,22 @@ run_pair() {
       irc=skipped # iwarp-perf not run: perftest's server did not start
     # shellcheck disable=SC2086 # option lists
     [[ $irc == skipped ]] || timeout 120 "$PERF" --perftest $opts -p "$FWD" 127.0.0.1 >"$ilog" 2>&1 || irc=$?
-    bash "$G" run -t 60 'iwk-bg wait pt 40 || echo "perftest did not exit"; iwk-bg stop pt' >"$plog" 2>&1 || true
+    # perftest's server ends by itself once iwarp-perf has run its part.
+    local grace=40
+    [[ $irc == 0 ]] || grace=2
+    bash "$G" run -t 60 "iwk-bg wait pt $grace || echo 'perftest did not exit'; iwk-bg stop pt" >"$plog" 2>&1 || true
   else
     # shellcheck disable=SC2086 # option lists
     timeout 150 "$PERF" --perftest $opts -b 127.0.0.1 -p "$GFWD" >"$ilog" 2>&1 &
     srv_pid=$!
     for _ in $(seq 100); do grep -q 'listening on' "$ilog" && break; sleep 0.05; done
-    bash "$G" run -t 120 "timeout 90 ib_$op -d siw0 -R -F $popts -p $GFWD 10.0.2.100; echo EXIT=\$?" >"$plog" 2>&1 || true
+    # perftest's client only if iwarp-perf's server listens behind the
+    # forward (a run that broke there oopsed siw once: docs/iwarp-perf.md).
+    if grep -q 'listening on' "$ilog"; then
+      bash "$G" run -t 120 "timeout 90 ib_$op -d siw0 -R -F $popts -p $GFWD 10.0.2.100; echo EXIT=\$?" >"$plog" 2>&1 || true
+    else
+      echo "perftest not started: iwarp-perf's server does not listen" >"$plog"
+    fi
     wait "$srv_pid" || irc=$?
     srv_pid=
   fi
@@ -168,7 +177,7 @@ run_pair() {
     if [[ $want == '>0' ]]; then [[ ${1:-0} =~ ^[0-9]+$ && $1 -gt 0 ]]; else [[ ${1:-} == "$want" ]]; fi
   }
   [[ $irc == 0 ]] || why+="iwarp-perf exit $irc ($(grep -m1 '^iwarp-perf:' "$ilog" || true)); "
-  [[ ${prc:-x} == 0 ]] || why+="perftest exit ${prc:-none} ($(grep -v -e '^ *$' -e '^-' "$plog" | tail -n 2 | tr '\n' ' ')); "
+  [[ ${prc:-x} == 0 ]] || why+="perftest exit ${prc:-none} ($(grep -v -e '^ *$' -e '^-' "$plog" | tail -n 2 | tr '\n' ' ' || true)); "
   if [[ -z $why ]]; then
     # perftest's read_lat server prints no table: its exit is its word.
     if [[ -n $pit ]]; then ok_count "$pit" || why+="perftest reports $pit iterations, want $want; "
