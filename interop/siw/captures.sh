@@ -108,7 +108,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 143' TERM INT HUP
 export IWK_SIW_LIFETIME=${IWK_SIW_LIFETIME:-1800}
-bash "$G" start
+iwk_boot_or_skip
 # Client ports from 58000-60999: Wireshark 4.0 gives none of them to a
 # port-registered dissector (tshark -G decodes; 57000 is IRC's), which would
 # take a connection before the MPA heuristics see it.

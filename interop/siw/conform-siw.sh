@@ -71,7 +71,7 @@ trap cleanup EXIT
 trap 'exit 143' TERM INT HUP
 
 boot() {
-  bash "$G" start >/dev/null
+  iwk_boot_or_skip >/dev/null
   bash "$G" copy-in "$agent_bin" /usr/local/bin/iwarp-agent
   bash "$G" run -t 30 "$IWK_AGENT_START"
 }

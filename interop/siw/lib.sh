@@ -72,6 +72,20 @@ iwk_warn() { printf '[siw %s] WARNING: %s\n' "$(date +%T)" "$*" >&2; }
 iwk_die()  { printf '[siw %s] ERROR: %s\n' "$(date +%T)" "$1" >&2; exit "${2:-1}"; }
 iwk_skip() { printf '[siw %s] SKIP: %s\n' "$(date +%T)" "$*" >&2; exit "$IWK_EXIT_SKIP"; }
 
+# iwk_boot_or_skip [guest.sh start options]: boot the guest of IWK_SIW_RUN.
+# A qemu that cannot run here at all is "cannot test" (exit 77); a guest
+# that boots wrong is a failure.
+iwk_boot_or_skip() {
+  local rc=0
+  bash "$IWK_SIW_DIR/guest.sh" start "$@" || rc=$?
+  [[ $rc != 0 ]] || return 0
+  if [[ -f $IWK_SIW_RUN/qemu.log ]] &&
+     grep -q -E 'Could not initialize|could not load kernel|failed to initialize|Could not allocate' "$IWK_SIW_RUN/qemu.log"; then
+    iwk_skip "qemu cannot run here: $(head -n 3 "$IWK_SIW_RUN/qemu.log" | tr '\n' ' ')"
+  fi
+  iwk_die "guest did not boot (rc=$rc); console: $IWK_SIW_RUN/serial.log"
+}
+
 # A guest script that starts iwarp-agent (copied to /usr/local/bin) on siw0,
 # agent protocol on guest port 7400, and waits until it listens.
 IWK_AGENT_START='iwk-bg start agent iwarp-agent --agent 0.0.0.0:7400 --dev siw0 &&

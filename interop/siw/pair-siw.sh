@@ -63,7 +63,7 @@ trap 'exit 143' TERM INT HUP
 
 "$target" --agent "127.0.0.1:$OURS_AGENT" >"$out/iwarp-target.log" 2>&1 &
 tpid=$!
-bash "$G" start
+iwk_boot_or_skip
 bash "$G" copy-in "$agent_bin" /usr/local/bin/iwarp-agent
 bash "$G" run -t 30 "$IWK_AGENT_START"
 

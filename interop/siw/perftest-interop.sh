@@ -84,13 +84,7 @@ trap cleanup EXIT
 trap 'exit 143' TERM INT HUP
 
 rc=0
-bash "$G" start || rc=$?
-if [[ $rc != 0 ]]; then
-  if [[ -f $RUN/qemu.log ]] && grep -q -E 'Could not initialize|could not load kernel|failed to initialize|Could not allocate' "$RUN/qemu.log"; then
-    iwk_skip "qemu cannot run here: $(head -n 3 "$RUN/qemu.log" | tr '\n' ' ')"
-  fi
-  iwk_die "guest did not boot (rc=$rc); console: $RUN/serial.log"
-fi
+iwk_boot_or_skip
 pv=$(bash "$G" run -t 30 "dpkg-query -W -f '\${Version}' perftest; echo; ib_write_bw --version | sed -n 's/^Version: //p'" | tr '\n' ' ')
 iwk_log "perftest in the guest: $pv; iwarp-perf: $("$PERF" --version)"
 

@@ -64,16 +64,7 @@ export IWK_SIW_LIFETIME=${IWK_SIW_LIFETIME:-1800}
 
 # --- 3. boot -------------------------------------------------------------------
 t=$(date +%s)
-rc=0
-bash "$G" start || rc=$?
-if [[ $rc != 0 ]]; then
-  # qemu that cannot run at all here is "cannot test", a guest that boots
-  # wrong is a failure.
-  if [[ -f $RUN/qemu.log ]] && grep -q -E 'Could not initialize|could not load kernel|failed to initialize|Could not allocate' "$RUN/qemu.log"; then
-    iwk_skip "qemu cannot run here: $(head -n 3 "$RUN/qemu.log" | tr '\n' ' ')"
-  fi
-  iwk_die "guest did not boot (rc=$rc); console: $RUN/serial.log"
-fi
+iwk_boot_or_skip
 timing boot_to_siw_ready "$(cat "$RUN/ready")"
 grep -a -E 'IWK:|siw' "$RUN/serial.log" | sed 's/^/  console| /' | head -n 20
 
