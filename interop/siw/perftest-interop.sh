@@ -27,8 +27,13 @@
 # the stream; on the wire every CRC is right (iwarp-decode). A few pairs in
 # a matrix meet it. IWK_PERFTEST_ARGS=--crc runs with CRCs anyway.
 #
-# Exit: 0 every pair passed; 1 a pair failed (or the guest crashed); 77 the
-# guest cannot run here.
+# A pair whose every try siw itself tore down with one of its known receive
+# defects (its kernel log says "send mo: A != B" or "crc error", while
+# captures show every MO and CRC right; docs/siw.md) is reported as "siw",
+# not failed.
+#
+# Exit: 0 every pair passed (or met only siw's known defects); 1 a pair
+# failed (or the guest crashed); 77 the guest cannot run here.
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -121,7 +126,9 @@ run_pair() {
   if [[ $mode == D ]]; then want='>0'; else want=$(sed -n 's/.*-n \([0-9]*\).*/\1/p' <<<"$popts"); fi
   kind=$([[ $op == *_lat ]] && echo lat || echo bw)
   local plog=$OUT/$tag.perftest.txt ilog=$OUT/$tag.iwarp-perf.txt prc=0 irc=0
-  VERDICT=FAIL NUMBERS=
+  VERDICT=FAIL NUMBERS= SIW_SAYS=
+  local kmsg0
+  kmsg0=$(bash "$G" run -t 20 'dmesg | wc -l' 2>/dev/null | tr -dc 0-9)
   if [[ ${IWK_PERFTEST_PCAP:-0} == 1 ]]; then
     IWK_SIW_PCAP_PACKET_BUFFERED=0 IWK_SIW_PCAP_BUFFER=196608 \
       bash "$G" pcap-start pair -i eth0 "tcp port 18515 or tcp port $GFWD" >/dev/null
@@ -183,6 +190,11 @@ run_pair() {
   fi
   NUMBERS="iwarp-perf: ${iit:-?} iter${fig:+, $fig $([[ $kind == lat ]] && echo 'us typical' || echo 'MB/s')}; perftest: ${pit:-no table} iter"
   if [[ -z $why ]]; then VERDICT=PASS; else VERDICT="FAIL: ${why%; }"; fi
+  # siw's own account of a stream it tore down, if it is one of its known
+  # receive defects (docs/siw.md, Findings): the wire was right.
+  if [[ $VERDICT != PASS && -n $kmsg0 ]]; then
+    SIW_SAYS=$(bash "$G" run -t 20 "dmesg | tail -n +$((kmsg0 + 1)) | grep -o -m1 -E 'siw: \[QP [0-9]+\], send mo: [0-9]+ != [0-9]+|siw: crc error\. in: [0-9a-f]+, own [0-9a-f]+'" 2>/dev/null | tr -d '\r') || SIW_SAYS=
+  fi
   if [[ ${IWK_PERFTEST_PCAP:-0} == 1 ]]; then
     bash "$G" pcap-stop pair >/dev/null 2>&1 || true
     if [[ $VERDICT != PASS ]]; then
@@ -208,7 +220,7 @@ for p in $PAIRS; do
     printf '%-22s %-8s %s\n' "$name" "not run" "the guest is down or crashed ($RUN/CRASHED)" | tee -a "$SUMMARY"
     failed=1; continue
   fi
-  res='' details=''
+  res='' details='' known=1
   for ((t = 1; t <= TRIES; t++)); do
     run_pair "$op" "$role" "${mode:-}" "$t"
     if [[ $VERDICT == PASS ]]; then
@@ -216,9 +228,14 @@ for p in $PAIRS; do
       [[ $t == 1 ]] || details+=" (try $t)"
       break
     fi
-    iwk_warn "$name try $t: $VERDICT"
-    res=FAIL details=${VERDICT#FAIL: }
+    iwk_warn "$name try $t: $VERDICT${SIW_SAYS:+ [siw: $SIW_SAYS]}"
+    res=FAIL details=${VERDICT#FAIL:}
+    [[ -n $SIW_SAYS ]] || known=0
   done
+  # Every try ended by a known siw receive defect: reported, not failed.
+  if [[ $res == FAIL && $known == 1 ]]; then
+    res=siw details="every try ended by a known siw defect ($SIW_SAYS; docs/siw.md): $details"
+  fi
   [[ $res == FAIL ]] && failed=1
   printf '%-22s %-8s %s\n' "$name" "$res" "$details" | tee -a "$SUMMARY"
 done
