@@ -8,7 +8,7 @@
 # siw.ko, manifest.env, build.log; $IWK_SIW_CACHE/current points at it.
 #
 # Steps, each done once per cache key and skipped when its stamp exists:
-#   1. host tools (apt-get install: qemu-system-x86 qemu-utils debootstrap e2fsprogs)
+#   1. host tools (apt-get install: qemu-system-x86 qemu-utils debootstrap e2fsprogs socat)
 #   2. debootstrap --variant=minbase + IWK_SIW_PACKAGES            (~100 s)
 #   3. in a chroot of that root: the guest kernel linux-image + linux-headers
 #      of IWK_SIW_KVERSION (initrd built by initramfs-tools, virtio modules)
@@ -46,7 +46,9 @@ ROOT="$KD/root"
 guest_hash=$(cd "$IWK_SIW_DIR/guest" && find . -type f -print0 | sort -z | xargs -0 sha256sum | hash_of)
 
 # Fast path: everything there and the guest files unchanged. No root needed.
-if [[ $rebuild == 0 && -f "$KD/.image.done" && "$(cat "$KD/.image.done")" == "$guest_hash" ]]; then
+# (The host tools must be there too: a cache can outlive them.)
+if [[ $rebuild == 0 && -f "$KD/.image.done" && "$(cat "$KD/.image.done")" == "$guest_hash" ]] &&
+   command -v qemu-system-x86_64 >/dev/null && command -v socat >/dev/null; then
   ln -sfn "$KEY" "$IWK_SIW_CACHE/current" 2>/dev/null || true
   # shellcheck disable=SC1091
   kabi=$(sed -n 's/^IWK_KABI=//p' "$KD/manifest.env")
@@ -95,6 +97,8 @@ command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
 command -v qemu-img >/dev/null || need+=(qemu-utils)
 command -v debootstrap >/dev/null || need+=(debootstrap)
 command -v mke2fs >/dev/null || need+=(e2fsprogs)
+# socat: guest.sh's guestfwd (the guest as initiator towards a host listener)
+command -v socat >/dev/null || need+=(socat)
 if ((${#need[@]})); then
   command -v apt-get >/dev/null || iwk_skip "missing ${need[*]} and no apt-get to install them"
   iwk_log "installing host packages: ${need[*]}"
