@@ -1,6 +1,7 @@
 /* Case script parser: see iwc_case.h and docs/conformance.md. Pure: no I/O,
  * no globals; every input, however broken, ends in a message naming its
  * line. */
+#include "iw_json.h"
 #include "iwc_case.h"
 
 #include <stdarg.h>
@@ -255,7 +256,7 @@ static bool parse_u64(const char *s, size_t n, uint64_t *out) {
         if (n - 2 > 16)
             return false;
         for (size_t i = 2; i < n; i++) {
-            int h = iwc_hexval(s[i]);
+            int h = iw_json_hexval(s[i]);
             if (h < 0)
                 return false;
             v = v << 4 | (uint64_t)h;
@@ -282,8 +283,8 @@ bool iwc_parse_triple(const char *s, uint16_t *out) {
             s += 2;
         size_t n = 0;
         unsigned x = 0;
-        while (iwc_hexval(s[n]) >= 0 && n < 3)
-            x = x << 4 | (unsigned)iwc_hexval(s[n++]);
+        while (iw_json_hexval(s[n]) >= 0 && n < 3)
+            x = x << 4 | (unsigned)iw_json_hexval(s[n++]);
         if (n == 0 || x > max[i])
             return false;
         s += n;
@@ -363,7 +364,7 @@ static int parse_hex(parser *p, const char *key, const char *s, uint8_t **out, s
     if (!b)
         return fail(p, "out of memory");
     for (size_t i = 0; i < n / 2; i++) {
-        int hi = iwc_hexval(s[2 * i]), lo = iwc_hexval(s[2 * i + 1]);
+        int hi = iw_json_hexval(s[2 * i]), lo = iw_json_hexval(s[2 * i + 1]);
         if (hi < 0 || lo < 0) {
             free(b);
             return fail(p, "%s: '%c%c' is not hex", key, s[2 * i], s[2 * i + 1]);

@@ -5,6 +5,7 @@
  * iw_rdmap_decode, and answers it as a correct peer would (Read Responses,
  * Atomic Responses, placing Writes in the runner's own regions). Agent
  * requests keep svc() running while they wait. */
+#include "iw_json.h"
 #include "iwc_run.h"
 
 #include <arpa/inet.h>
@@ -2323,7 +2324,7 @@ static bool json_u64(const iw_json *j, const char *key, uint64_t *out) {
         return false;
     uint64_t v = 0;
     for (size_t i = 0; i < n; i++) {
-        int h = iwc_hexval(s[i]);
+        int h = iw_json_hexval(s[i]);
         if (h < 0)
             return false;
         v = v << 4 | (uint64_t)h;
@@ -2368,7 +2369,7 @@ static bool ev_arg_ok(run *r, const ev_entry *e, const iwc_arg *a) {
         if (!got)
             return false;
         for (size_t i = 0; i < n; i++) {
-            int hi = iwc_hexval(j->str[2 * i]), lo = iwc_hexval(j->str[2 * i + 1]);
+            int hi = iw_json_hexval(j->str[2 * i]), lo = iw_json_hexval(j->str[2 * i + 1]);
             got[i] = (uint8_t)((hi < 0 ? 0 : hi) << 4 | (lo < 0 ? 0 : lo));
         }
         size_t wn = 0;

@@ -32,16 +32,6 @@ void iwc_buf_free(iwc_buf *b) {
     memset(b, 0, sizeof *b);
 }
 
-int iwc_hexval(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 void iwc_pattern(uint8_t seed, uint64_t off, uint8_t *out, size_t n) {
     for (size_t k = 0; k < n; k++) {
         uint64_t i = off + k;

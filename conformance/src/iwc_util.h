@@ -16,9 +16,6 @@ typedef struct iwc_buf {
 int iwc_buf_add(iwc_buf *b, const void *data, size_t len); /* 0, or -1: no memory */
 void iwc_buf_free(iwc_buf *b);
 
-/* Value of a hex digit, or -1. */
-int iwc_hexval(char c);
-
 /* The pattern written by data=pat:SEED: octet i of the stream is a function
  * of (seed, i) only, so any sub-range can be produced on its own. It never
  * yields 0x00 or 0xA5 (zeroed regions and agent guard octets), so a

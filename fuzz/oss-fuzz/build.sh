@@ -48,8 +48,8 @@ grep -E '^[a-z0-9_]+( +[a-z]+)*$' "$src/fuzz/fuzzers.txt" | while read -r target
         flags+=(-I"$src/reference-stack/target" -I"$src/reference-stack/util") ;;
       case)
         extra+=("$src"/conformance/src/iwc_case.c "$src"/conformance/src/iwc_dev.c
-                "$src"/conformance/src/iwc_util.c)
-        flags+=(-I"$src/conformance/src") ;;
+                "$src"/conformance/src/iwc_util.c "$src/reference-stack/util/iw_json.c")
+        flags+=(-I"$src/conformance/src" -I"$src/reference-stack/util") ;;
       wireshark)
         if ! pkg-config --exists wireshark 2>/dev/null; then
           echo "skipped $target: libwireshark development files not found (pkg-config wireshark)"

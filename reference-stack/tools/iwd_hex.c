@@ -7,6 +7,7 @@
  *  - a line with an offset column is held whole (it is short) because its
  *    end is only known by looking at what follows the data: an ASCII column
  *    is recognised by comparing it with the rendering of the octets. */
+#include "iw_json.h"
 #include "iwd_hex.h"
 
 #include <inttypes.h>
@@ -22,16 +23,6 @@ void iwd_hex_init(iwd_hex *h, iwd_hex_emit_fn emit, void *ctx) {
     h->emit = emit;
     h->ctx = ctx;
     h->line = 1;
-}
-
-static int hex_val(unsigned char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 static bool is_blank(unsigned char c) {
@@ -143,7 +134,7 @@ static int plain_putc(iwd_hex *h, unsigned char c) {
             return 0;
         plain_nibble(h, 0);
     }
-    int v = hex_val(c);
+    int v = iw_json_hexval(c);
     if (v >= 0) {
         plain_nibble(h, (unsigned)v);
         return 0;
@@ -180,7 +171,7 @@ static bool parse_off(const char *s, size_t n, uint64_t *v, size_t *digits, bool
         return false;
     uint64_t x = 0;
     for (size_t i = 0; i < n; i++) {
-        int d = hex_val((unsigned char)s[i]);
+        int d = iw_json_hexval((unsigned char)s[i]);
         if (d < 0)
             return false;
         x = x << 4 | (unsigned)d;
@@ -199,7 +190,7 @@ static int tok_decode(const char *t, size_t n, uint8_t *out, size_t *outn) {
         k = 2;
     for (; k < n; k++) {
         unsigned char c = (unsigned char)t[k];
-        int v = hex_val(c);
+        int v = iw_json_hexval(c);
         if (v >= 0) {
             if (nd & 1)
                 out[o - 1] = (uint8_t)(out[o - 1] << 4 | (unsigned)v);
@@ -232,7 +223,7 @@ static size_t group_width(const char *t, size_t n) {
     if (n && t[n - 1] == ',')
         n--;
     for (size_t i = 0; i < n; i++)
-        if (hex_val((unsigned char)t[i]) < 0)
+        if (iw_json_hexval((unsigned char)t[i]) < 0)
             return 0;
     return n;
 }

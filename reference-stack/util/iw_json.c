@@ -62,19 +62,23 @@ static int json_chars(json_parser *ps, const char *s, size_t n) {
     return 0;
 }
 
+int iw_json_hexval(int c) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 static int json_hex4(const char *p, unsigned *out) {
     unsigned v = 0;
     for (int i = 0; i < 4; i++) {
-        char c = p[i];
-        v <<= 4;
-        if (c >= '0' && c <= '9')
-            v |= (unsigned)(c - '0');
-        else if (c >= 'a' && c <= 'f')
-            v |= (unsigned)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F')
-            v |= (unsigned)(c - 'A' + 10);
-        else
+        int d = iw_json_hexval(p[i]);
+        if (d < 0)
             return -1;
+        v = v << 4 | (unsigned)d;
     }
     *out = v;
     return 0;
@@ -394,16 +398,6 @@ int iw_json_str(const iw_json_doc *doc, const iw_json *obj, const char *key, boo
     return 0;
 }
 
-static int json_hexval(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 int iw_json_hex(const iw_json_doc *doc, const iw_json *obj, const char *key, bool required,
                 size_t max, uint8_t **out, size_t *outlen, char *err, size_t errlen) {
     const iw_json *v = iw_json_get(doc, obj, key);
@@ -420,7 +414,7 @@ int iw_json_hex(const iw_json_doc *doc, const iw_json *obj, const char *key, boo
     if (!b)
         return json_err(err, errlen, "out of memory for '%s'", key);
     for (size_t i = 0; i < n; i++) {
-        int hi = json_hexval(v->str[2 * i]), lo = json_hexval(v->str[2 * i + 1]);
+        int hi = iw_json_hexval(v->str[2 * i]), lo = iw_json_hexval(v->str[2 * i + 1]);
         if (hi < 0 || lo < 0) {
             free(b);
             return json_err(err, errlen, "field '%s' has a non-hex character", key);

@@ -64,6 +64,9 @@ int iw_json_bool(const iw_json_doc *doc, const iw_json *obj, const char *key, bo
 /* A string member; *out points into the document. */
 int iw_json_str(const iw_json_doc *doc, const iw_json *obj, const char *key, bool required,
                 const char **out, char *err, size_t errlen);
+/* The value of one hex digit (either case), or -1. */
+int iw_json_hexval(int c);
+
 /* Lowercase/uppercase hex string member decoded into a new buffer (free()
  * it); at most max octets. */
 int iw_json_hex(const iw_json_doc *doc, const iw_json *obj, const char *key, bool required,
