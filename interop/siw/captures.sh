@@ -99,14 +99,8 @@ if ! { (iwk_port_free "$IWK_SIW_CTL_PORT") && (iwk_port_free "$IWK_SIW_AGENT_POR
   export IWK_SIW_CTL_PORT=$base IWK_SIW_AGENT_PORT=$(( base + 1 ))
 fi
 tmp=''
-cleanup() {
-  local rc=$?
-  if [[ -f $IWK_SIW_RUN/qemu.pid ]]; then bash "$G" stop >/dev/null 2>&1 || true; fi
-  [[ -z $tmp ]] || rm -rf "$tmp"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT HUP
+iwk_on_exit() { [[ -z $tmp ]] || rm -rf "$tmp"; }
+iwk_stop_guest_on_exit
 export IWK_SIW_LIFETIME=${IWK_SIW_LIFETIME:-1800}
 iwk_boot_or_skip
 # Client ports from 58000-60999: Wireshark 4.0 gives none of them to a

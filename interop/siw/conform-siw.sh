@@ -61,14 +61,7 @@ IUT_PORT=$(( base + 2 )) LOCAL_PORT=$(( base + 3 ))
 export IWK_SIW_FWD="$IUT_PORT:7401" IWK_SIW_GUESTFWD="$LOCAL_PORT"
 export IWK_SIW_LIFETIME=${IWK_SIW_LIFETIME:-3600}
 
-cleanup() {
-  local rc=$?
-  if [[ -f $RUN/qemu.pid ]]; then bash "$G" stop >/dev/null 2>&1 || true; fi
-  echo "siw conform: reports in $out"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT HUP
+iwk_stop_guest_on_exit "siw conform: reports in $out"
 
 boot() {
   iwk_boot_or_skip >/dev/null

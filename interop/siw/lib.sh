@@ -86,6 +86,22 @@ iwk_boot_or_skip() {
   iwk_die "guest did not boot (rc=$rc); console: $IWK_SIW_RUN/serial.log"
 }
 
+# iwk_stop_guest_on_exit [MESSAGE]: when the script ends (or is sent TERM,
+# INT, HUP) run its iwk_on_exit function if it has one, stop the guest of
+# IWK_SIW_RUN, print MESSAGE, and keep the exit status.
+iwk_stop_guest_on_exit() {
+  IWK_EXIT_MSG=${1:-}
+  trap _iwk_exit_trap EXIT
+  trap 'exit 143' TERM INT HUP
+}
+_iwk_exit_trap() {
+  local rc=$?
+  if declare -F iwk_on_exit >/dev/null; then iwk_on_exit || true; fi
+  if [[ -f $IWK_SIW_RUN/qemu.pid ]]; then bash "$IWK_SIW_DIR/guest.sh" stop >/dev/null 2>&1 || true; fi
+  [[ -z $IWK_EXIT_MSG ]] || echo "$IWK_EXIT_MSG"
+  exit "$rc"
+}
+
 # A guest script that starts iwarp-agent (copied to /usr/local/bin) on siw0,
 # agent protocol on guest port 7400, and waits until it listens.
 IWK_AGENT_START='iwk-bg start agent iwarp-agent --agent 0.0.0.0:7400 --dev siw0 &&

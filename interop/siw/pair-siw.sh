@@ -51,15 +51,8 @@ export IWK_SIW_FWD="$SIW_LISTEN_HOST:7402" IWK_SIW_GUESTFWD="$OURS_LISTEN"
 export IWK_SIW_LIFETIME=${IWK_SIW_LIFETIME:-1800}
 
 tpid=
-cleanup() {
-  local rc=$?
-  [[ -n $tpid ]] && kill "$tpid" 2>/dev/null && wait "$tpid" 2>/dev/null
-  if [[ -f $RUN/qemu.pid ]]; then bash "$G" stop >/dev/null 2>&1 || true; fi
-  echo "siw pair: results in $out"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT HUP
+iwk_on_exit() { [[ -z $tpid ]] || { kill "$tpid" 2>/dev/null && wait "$tpid" 2>/dev/null; }; }
+iwk_stop_guest_on_exit "siw pair: results in $out"
 
 "$target" --agent "127.0.0.1:$OURS_AGENT" >"$out/iwarp-target.log" 2>&1 &
 tpid=$!

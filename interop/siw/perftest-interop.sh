@@ -78,15 +78,8 @@ export IWK_SIW_FWD="$FWD:18515" IWK_SIW_GUESTFWD="$GFWD"
 export IWK_SIW_LIFETIME=${IWK_SIW_LIFETIME:-1800}
 
 srv_pid=
-cleanup() {
-  local rc=$?
-  [[ -n $srv_pid ]] && kill "$srv_pid" 2>/dev/null
-  if [[ -f $RUN/qemu.pid ]]; then bash "$G" stop >/dev/null 2>&1 || true; fi
-  echo "siw perftest: logs in $OUT"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT HUP
+iwk_on_exit() { [[ -z $srv_pid ]] || kill "$srv_pid" 2>/dev/null; }
+iwk_stop_guest_on_exit "siw perftest: logs in $OUT"
 
 rc=0
 iwk_boot_or_skip

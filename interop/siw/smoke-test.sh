@@ -51,14 +51,7 @@ if [[ -z ${IWK_SIW_SMOKE_FIXED_PORTS:-} ]]; then
   export IWK_SIW_FWD=""
 fi
 
-cleanup() {
-  local rc=$?
-  if [[ -f $RUN/qemu.pid ]]; then bash "$G" stop >/dev/null 2>&1 || true; fi
-  echo "siw smoke: run dir $RUN (serial.log, logs/, captures/, timings.txt)"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT HUP
+iwk_stop_guest_on_exit "siw smoke: run dir $RUN (serial.log, logs/, captures/, timings.txt)"
 # if this script is killed outright, the guest still ends within 30 min
 export IWK_SIW_LIFETIME=${IWK_SIW_LIFETIME:-1800}
 
