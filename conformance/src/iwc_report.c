@@ -316,8 +316,9 @@ int iwc_write_json(const char *path, const iwc_entry *e, int n, const iwc_meta *
     return fclose(f) == 0 ? 0 : -1;
 }
 
-/* XML 1.0 text: escape markup, drop control characters it cannot carry. */
-static void xml_text(FILE *f, const char *s) {
+/* Text in markup: & < > " escaped. XML 1.0 (xml) also escapes ' and drops
+ * the control characters it cannot carry; HTML keeps them as they are. */
+static void markup(FILE *f, const char *s, bool xml) {
     for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
         switch (*p) {
         case '&':
@@ -333,14 +334,16 @@ static void xml_text(FILE *f, const char *s) {
             fputs("&quot;", f);
             break;
         case '\'':
-            fputs("&apos;", f);
+            fputs(xml ? "&apos;" : "'", f);
             break;
         default:
-            if (*p >= 0x20 || *p == '\n' || *p == '\t')
+            if (!xml || *p >= 0x20 || *p == '\n' || *p == '\t')
                 fputc(*p, f);
         }
     }
 }
+
+static void xml_text(FILE *f, const char *s) { markup(f, s, true); }
 
 int iwc_write_junit(const char *path, const iwc_entry *e, int n, const iwc_meta *m) {
     FILE *f;
@@ -426,26 +429,7 @@ int iwc_write_junit(const char *path, const iwc_entry *e, int n, const iwc_meta 
 
 /* ---- HTML ---- */
 
-static void html(FILE *f, const char *s) {
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        default:
-            fputc(*s, f);
-        }
-    }
-}
+static void html(FILE *f, const char *s) { markup(f, s, false); }
 
 /* Sort key for "RFC 5041 §7.1": the RFC number, then the section numbers. */
 static int rfc_cmp(const void *a, const void *b) {
