@@ -18,6 +18,7 @@
  *
  * With --perftest, perftest.c speaks perftest's own -R exchange instead,
  * around the same timed loops and reports; perf.h holds what both share. */
+#include "iw_wire.h"
 #include "perf.h"
 
 #include <arpa/inet.h>
@@ -77,32 +78,32 @@ static uint8_t stamp(const perf *x, uint64_t i) {
 
 static void ctrl_encode(uint8_t *b, const ctrl_msg *m) {
     memset(b, 0, CTRL_LEN);
-    pt_put_be32(b, CTRL_MAGIC);
+    iw_put_u32(b, CTRL_MAGIC);
     b[4] = m->type, b[5] = m->test, b[6] = m->flags, b[7] = m->status;
-    pt_put_be32(b + 8, m->size);
-    pt_put_be32(b + 12, m->depth);
-    pt_put_be32(b + 16, m->stag);
-    pt_put_be32(b + 20, m->duration_ms);
-    pt_put_be64(b + 24, m->to);
-    pt_put_be64(b + 32, m->len);
-    pt_put_be64(b + 40, m->count);
-    pt_put_be64(b + 48, m->rq_total);
-    pt_put_be32(b + 56, m->bad_off);
+    iw_put_u32(b + 8, m->size);
+    iw_put_u32(b + 12, m->depth);
+    iw_put_u32(b + 16, m->stag);
+    iw_put_u32(b + 20, m->duration_ms);
+    iw_put_u64(b + 24, m->to);
+    iw_put_u64(b + 32, m->len);
+    iw_put_u64(b + 40, m->count);
+    iw_put_u64(b + 48, m->rq_total);
+    iw_put_u32(b + 56, m->bad_off);
 }
 
 static bool ctrl_decode(const uint8_t *b, ctrl_msg *m) {
-    if (pt_get_be32(b) != CTRL_MAGIC || b[4] < C_HELLO || b[4] > C_BYE)
+    if (iw_get_u32(b) != CTRL_MAGIC || b[4] < C_HELLO || b[4] > C_BYE)
         return false;
     m->type = b[4], m->test = b[5], m->flags = b[6], m->status = b[7];
-    m->size = pt_get_be32(b + 8);
-    m->depth = pt_get_be32(b + 12);
-    m->stag = pt_get_be32(b + 16);
-    m->duration_ms = pt_get_be32(b + 20);
-    m->to = pt_get_be64(b + 24);
-    m->len = pt_get_be64(b + 32);
-    m->count = pt_get_be64(b + 40);
-    m->rq_total = pt_get_be64(b + 48);
-    m->bad_off = pt_get_be32(b + 56);
+    m->size = iw_get_u32(b + 8);
+    m->depth = iw_get_u32(b + 12);
+    m->stag = iw_get_u32(b + 16);
+    m->duration_ms = iw_get_u32(b + 20);
+    m->to = iw_get_u64(b + 24);
+    m->len = iw_get_u64(b + 32);
+    m->count = iw_get_u64(b + 40);
+    m->rq_total = iw_get_u64(b + 48);
+    m->bad_off = iw_get_u32(b + 56);
     return true;
 }
 

@@ -1,4 +1,5 @@
 /* perftest's communication-QP messages (pt_wire.h). */
+#include "iw_wire.h"
 #include "pt_wire.h"
 
 #include <stdarg.h>
@@ -71,23 +72,6 @@ const char *pt_step_name(pt_step s) {
     return (unsigned)s < sizeof n / sizeof n[0] ? n[s] : "?";
 }
 
-/* ---- byte order ---- */
-
-void pt_put_be32(uint8_t *p, uint32_t v) {
-    p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8),
-    p[3] = (uint8_t)v;
-}
-uint32_t pt_get_be32(const uint8_t *p) {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-void pt_put_be64(uint8_t *p, uint64_t v) {
-    pt_put_be32(p, (uint32_t)(v >> 32));
-    pt_put_be32(p + 4, (uint32_t)v);
-}
-uint64_t pt_get_be64(const uint8_t *p) {
-    return (uint64_t)pt_get_be32(p) << 32 | pt_get_be32(p + 4);
-}
-
 __attribute__((format(printf, 3, 4))) static int bad(char *why, size_t whylen, const char *fmt,
                                                      ...) {
     if (why && whylen) {
@@ -122,29 +106,29 @@ enum {
 
 void pt_dest_encode(uint8_t out[PT_DEST_LEN], const pt_dest *d) {
     memset(out, 0, PT_DEST_LEN);
-    pt_put_be32(out + D_LID, d->lid);
-    pt_put_be32(out + D_OUT_READS, d->out_reads);
-    pt_put_be32(out + D_QPN, d->qpn);
-    pt_put_be32(out + D_PSN, d->psn);
-    pt_put_be32(out + D_RKEY, d->rkey);
-    pt_put_be64(out + D_VADDR, d->vaddr);
+    iw_put_u32(out + D_LID, d->lid);
+    iw_put_u32(out + D_OUT_READS, d->out_reads);
+    iw_put_u32(out + D_QPN, d->qpn);
+    iw_put_u32(out + D_PSN, d->psn);
+    iw_put_u32(out + D_RKEY, d->rkey);
+    iw_put_u64(out + D_VADDR, d->vaddr);
     memcpy(out + D_GID, d->gid, sizeof d->gid);
-    pt_put_be32(out + D_SRQN, d->srqn);
-    pt_put_be32(out + D_GID_INDEX, d->gid_index);
+    iw_put_u32(out + D_SRQN, d->srqn);
+    iw_put_u32(out + D_GID_INDEX, d->gid_index);
 }
 
 int pt_dest_decode(pt_dest *d, const uint8_t *in, size_t len, char *why, size_t whylen) {
     if (check_len(len, PT_DEST_LEN, why, whylen) < 0)
         return PT_EBAD;
-    d->lid = pt_get_be32(in + D_LID);
-    d->out_reads = pt_get_be32(in + D_OUT_READS);
-    d->qpn = pt_get_be32(in + D_QPN);
-    d->psn = pt_get_be32(in + D_PSN);
-    d->rkey = pt_get_be32(in + D_RKEY);
-    d->vaddr = pt_get_be64(in + D_VADDR);
+    d->lid = iw_get_u32(in + D_LID);
+    d->out_reads = iw_get_u32(in + D_OUT_READS);
+    d->qpn = iw_get_u32(in + D_QPN);
+    d->psn = iw_get_u32(in + D_PSN);
+    d->rkey = iw_get_u32(in + D_RKEY);
+    d->vaddr = iw_get_u64(in + D_VADDR);
     memcpy(d->gid, in + D_GID, sizeof d->gid);
-    d->srqn = pt_get_be32(in + D_SRQN);
-    d->gid_index = pt_get_be32(in + D_GID_INDEX);
+    d->srqn = iw_get_u32(in + D_SRQN);
+    d->gid_index = iw_get_u32(in + D_GID_INDEX);
     return PT_OK;
 }
 
@@ -201,14 +185,14 @@ int pt_version_decode(char out[PT_VERSION_LEN], const uint8_t *in, size_t len, c
 /* ---- check_sys_data, check_mtu ---- */
 
 void pt_int_encode(uint8_t out[PT_INT_LEN], int32_t v) {
-    pt_put_be32(out, (uint32_t)v);
+    iw_put_u32(out, (uint32_t)v);
 }
 
 int pt_int_decode(int32_t *v, const uint8_t *in, size_t len, int32_t lo, int32_t hi, char *why,
                   size_t whylen) {
     if (check_len(len, PT_INT_LEN, why, whylen) < 0)
         return PT_EBAD;
-    int32_t x = (int32_t)pt_get_be32(in);
+    int32_t x = (int32_t)iw_get_u32(in);
     if (x < lo || x > hi || (x & (x - 1)))
         return bad(why, whylen, "%ld is not a power of two from %ld to %ld", (long)x, (long)lo,
                    (long)hi);
@@ -234,13 +218,13 @@ int pt_mtu_decode(int *mtu_enum, const uint8_t *in, size_t len, char *why, size_
 /* ---- report fields ---- */
 
 void pt_u64_encode(uint8_t out[PT_U64_LEN], uint64_t v) {
-    pt_put_be64(out, v);
+    iw_put_u64(out, v);
 }
 
 int pt_u64_decode(uint64_t *v, const uint8_t *in, size_t len, char *why, size_t whylen) {
     if (check_len(len, PT_U64_LEN, why, whylen) < 0)
         return PT_EBAD;
-    *v = pt_get_be64(in);
+    *v = iw_get_u64(in);
     return PT_OK;
 }
 
@@ -248,7 +232,7 @@ int pt_u64_decode(uint64_t *v, const uint8_t *in, size_t len, char *why, size_t 
 void pt_double_encode(uint8_t out[PT_U64_LEN], double v) {
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
-    pt_put_be64(out, bits);
+    iw_put_u64(out, bits);
 }
 
 int pt_double_decode(double *v, const uint8_t *in, size_t len, char *why, size_t whylen) {

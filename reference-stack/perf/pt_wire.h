@@ -41,11 +41,8 @@
 
 enum { PT_OK = 0, PT_EBAD = -1 };
 
-/* Network byte order (also iwarp-perf's own control messages). */
-void pt_put_be32(uint8_t *p, uint32_t v);
-uint32_t pt_get_be32(const uint8_t *p);
-void pt_put_be64(uint8_t *p, uint64_t v);
-uint64_t pt_get_be64(const uint8_t *p);
+/* Network byte order comes from the library's iw_wire.h (iw_get_u32,
+ * iw_put_u64, ...), here and in iwarp-perf's own control messages. */
 
 typedef enum pt_test { PT_WRITE = 1, PT_READ, PT_SEND } pt_test;
 

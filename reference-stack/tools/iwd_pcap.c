@@ -6,6 +6,7 @@
  * caller learns how much of it is missing. A length field that claims more
  * than the packet had is malformed; less (Ethernet padding) trims. */
 #include "iwd_pcap.h"
+#include "iw_wire.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -33,10 +34,6 @@ enum {
 #define ETH_QINQ_OLD 0x9100
 #define IPPROTO_TCP_ 6
 
-static uint16_t be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
-static uint32_t be32(const uint8_t *p) {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 bool iwd_pkt_dlt_supported(int dlt) {
     switch (dlt) {
@@ -101,10 +98,10 @@ static iwd_pkt_kind parse_tcp(const uint8_t *p, size_t cap, size_t wire, iwd_pkt
         BAD("TCP header longer than the IP payload");
     if (doff > cap)
         BAD("TCP options cut short by the capture");
-    o->sport = be16(p);
-    o->dport = be16(p + 2);
-    o->seq = be32(p + 4);
-    o->ack = be32(p + 8);
+    o->sport = iw_get_u16(p);
+    o->dport = iw_get_u16(p + 2);
+    o->seq = iw_get_u32(p + 4);
+    o->ack = iw_get_u32(p + 8);
     o->flags = p[13];
     o->payload = p + doff;
     o->len = wire - doff;
@@ -125,14 +122,14 @@ static iwd_pkt_kind parse_ipv4(const uint8_t *p, size_t cap, size_t wire, iwd_pk
         BAD("IPv4 header longer than the packet");
     if (ihl > cap)
         BAD("IPv4 options cut short by the capture");
-    size_t total = be16(p + 2);
+    size_t total = iw_get_u16(p + 2);
     if (total == 0)
         total = wire; /* TCP segmentation offload: the length was never filled in */
     if (total < ihl)
         BAD("IPv4 total length shorter than its header");
     if (total > wire)
         BAD("IPv4 total length exceeds the packet");
-    uint16_t frag = be16(p + 6);
+    uint16_t frag = iw_get_u16(p + 6);
     if (frag & 0x3FFF) /* MF or a fragment offset */
         return IWD_PKT_FRAGMENT;
     if (p[9] != IPPROTO_TCP_)
@@ -152,7 +149,7 @@ static iwd_pkt_kind parse_ipv6(const uint8_t *p, size_t cap, size_t wire, iwd_pk
         BAD(cap < wire ? "IPv6 header cut short by the capture" : "IPv6 header truncated");
     if (p[0] >> 4 != 6)
         BAD("IP version is not 6");
-    size_t end = 40 + (size_t)be16(p + 4);
+    size_t end = 40 + (size_t)iw_get_u16(p + 4);
     if (end == 40)
         end = wire; /* jumbogram or segmentation offload */
     if (end > wire)
@@ -183,7 +180,7 @@ static iwd_pkt_kind parse_ipv6(const uint8_t *p, size_t cap, size_t wire, iwd_pk
             if (off + 8 > cend)
                 BAD("IPv6 extension header cut short by the capture");
             if (nh == 44) {
-                uint16_t fo = be16(p + off + 2);
+                uint16_t fo = iw_get_u16(p + off + 2);
                 if (fo & 0xFFF9) /* offset or M: a real fragment */
                     return IWD_PKT_FRAGMENT;
                 hl = 8; /* an atomic fragment: the whole datagram */
@@ -222,7 +219,7 @@ static iwd_pkt_kind parse_ethertype(uint16_t type, const uint8_t *p, size_t cap,
          tags++) {
         if (cap < 4)
             BAD("VLAN tag cut short");
-        type = be16(p + 2);
+        type = iw_get_u16(p + 2);
         p += 4;
         cap -= 4;
         wire -= 4;
@@ -243,22 +240,22 @@ iwd_pkt_kind iwd_pkt_parse(int dlt, const uint8_t *p, size_t caplen, size_t wire
     case DLT_EN10MB_:
         if (cap < 14)
             BAD("Ethernet header cut short");
-        if (be16(p + 12) < 0x0600)
+        if (iw_get_u16(p + 12) < 0x0600)
             return IWD_PKT_OTHER; /* 802.3 length field: LLC, not IP */
-        return parse_ethertype(be16(p + 12), p + 14, cap - 14, wire - 14, out, why);
+        return parse_ethertype(iw_get_u16(p + 12), p + 14, cap - 14, wire - 14, out, why);
     case DLT_LINUX_SLL_:
         if (cap < 16)
             BAD("Linux cooked header cut short");
-        return parse_ethertype(be16(p + 14), p + 16, cap - 16, wire - 16, out, why);
+        return parse_ethertype(iw_get_u16(p + 14), p + 16, cap - 16, wire - 16, out, why);
     case DLT_LINUX_SLL2_:
         if (cap < 20)
             BAD("Linux cooked v2 header cut short");
-        return parse_ethertype(be16(p), p + 20, cap - 20, wire - 20, out, why);
+        return parse_ethertype(iw_get_u16(p), p + 20, cap - 20, wire - 20, out, why);
     case DLT_NULL_:
     case DLT_LOOP_: {
         if (cap < 4)
             BAD("loopback header cut short");
-        uint32_t af = be32(p);
+        uint32_t af = iw_get_u32(p);
         if (dlt == DLT_NULL_ && (af & 0xFFFF0000u)) /* host byte order of the capturing host */
             af = (af >> 24) | ((af >> 8) & 0xFF00u) | ((af << 8) & 0xFF0000u) | (af << 24);
         uint16_t type;
@@ -301,7 +298,7 @@ void iwd_pkt_addr_str(char *buf, uint8_t af, const uint8_t *addr, uint16_t port)
 bool iwd_is_capture_magic(const uint8_t *p, size_t n) {
     if (n < 4)
         return false;
-    uint32_t m = be32(p);
+    uint32_t m = iw_get_u32(p);
     switch (m) {
     case 0xA1B2C3D4u: /* pcap, microseconds, big-endian file */
     case 0xD4C3B2A1u: /* ... little-endian */
