@@ -774,19 +774,6 @@ static uint64_t rd64(const uint8_t *p) {
     return v;
 }
 
-static uint64_t masked_add(uint64_t a, uint64_t b, uint64_t mask) {
-    /* RFC 7306 §5.2.1: each set Add Mask bit ends a field; its carry is dropped. */
-    uint64_t res = 0, carry = 0;
-    for (int i = 0; i < 64; i++) {
-        uint64_t x = a >> i & 1, y = b >> i & 1;
-        res |= (x ^ y ^ carry) << i;
-        carry = (x & y) | (x & carry) | (y & carry);
-        if (mask >> i & 1)
-            carry = 0;
-    }
-    return res;
-}
-
 static void peer_atomic(run *r, const rx_frame *f) {
     const iw_rdmap_atomic_req *a = &f->msg.u.atomic_req;
     int ri = region_find_peer(r, a->stag, a->to, 8);
@@ -798,11 +785,7 @@ static void peer_atomic(run *r, const rx_frame *f) {
         return;
     }
     uint8_t *p = r->reg[ri].mem + (a->to - r->reg[ri].to);
-    uint64_t orig = rd64(p), val = orig;
-    if (a->aopcode == IW_ATOMIC_FETCH_ADD)
-        val = masked_add(orig, a->add_swap, a->add_swap_mask);
-    else if (!((a->compare ^ orig) & a->compare_mask))
-        val = (orig & ~a->add_swap_mask) | (a->add_swap & a->add_swap_mask);
+    uint64_t orig = rd64(p), val = iw_rdmap_atomic_result(a, orig);
     memcpy(p, &val, 8);
     /* RFC 7306 §5: QN 3 MSNs in request order */
     iw_rdmap_msg m = iw_rdmap_msg_untagged(IW_OP_ATOMIC_RESP, IW_QN_ATOMIC_RESP,

@@ -426,3 +426,19 @@ iw_ssize iw_rdmap_encode_hdr(uint8_t *out, size_t outlen, const iw_rdmap_msg *m)
 iw_ssize iw_rdmap_encode(uint8_t *out, size_t outlen, const iw_rdmap_msg *m) {
     return rdmap_encode(out, outlen, m, true);
 }
+
+uint64_t iw_rdmap_atomic_result(const iw_rdmap_atomic_req *a, uint64_t orig) {
+    if (a->aopcode != IW_ATOMIC_FETCH_ADD)
+        return (a->compare ^ orig) & a->compare_mask
+                   ? orig
+                   : (orig & ~a->add_swap_mask) | (a->add_swap & a->add_swap_mask);
+    uint64_t r = 0, carry = 0;
+    for (int i = 0; i < 64; i++) {
+        uint64_t x = orig >> i & 1, y = a->add_swap >> i & 1;
+        r |= (x ^ y ^ carry) << i;
+        carry = (x & y) | (x & carry) | (y & carry);
+        if (a->add_swap_mask >> i & 1)
+            carry = 0;
+    }
+    return r;
+}

@@ -337,19 +337,6 @@ static void rx_header(iw_conn *c) {
 
 /* ---- completion of an FPDU whose CRC held ---- */
 
-/* RFC 7306 §5.2.1: each set Add Mask bit ends a field; its carry is dropped. */
-static uint64_t rx_masked_add(uint64_t a, uint64_t b, uint64_t mask) {
-    uint64_t r = 0, carry = 0;
-    for (int i = 0; i < 64; i++) {
-        uint64_t x = a >> i & 1, y = b >> i & 1;
-        r |= (x ^ y ^ carry) << i;
-        carry = (x & y) | (x & carry) | (y & carry);
-        if (mask >> i & 1)
-            carry = 0;
-    }
-    return r;
-}
-
 static int rx_deliver_recvs(iw_conn *c) {
     /* RFC 5041 §5.4: delivery in MSN order, once the message is complete. */
     while (c->rq.count) {
@@ -445,11 +432,7 @@ static int rx_complete_atomic_req(iw_conn *c, const iw_rdmap_msg *m, const uint8
         return rx_qn1_failed(c, &p, seg, NULL);
     uint64_t orig;
     memcpy(&orig, p.dst, 8); /* the target holds a host-order 64-bit value */
-    uint64_t val = orig;
-    if (a->aopcode == IW_ATOMIC_FETCH_ADD)
-        val = rx_masked_add(orig, a->add_swap, a->add_swap_mask);
-    else if (!((a->compare ^ orig) & a->compare_mask))
-        val = (orig & ~a->add_swap_mask) | (a->add_swap & a->add_swap_mask);
+    uint64_t val = iw_rdmap_atomic_result(a, orig);
     memcpy(p.dst, &val, 8);
     c->qn1_msn++;
     tx_msg *t = rx_push_resp(c, IW_OP_ATOMIC_RESP);

@@ -164,6 +164,12 @@ static inline iw_rdmap_msg iw_rdmap_msg_tagged(unsigned opcode, uint32_t stag, u
     return m;
 }
 
+/* The value an Atomic Request leaves at its target, given the original
+ * (RFC 7306 §5.2.1, §5.2.2): FetchAdd adds field by field (each set Add
+ * Mask bit ends a field and drops its carry); CmpSwap replaces the Swap
+ * Mask bits when the masked compare matches. */
+uint64_t iw_rdmap_atomic_result(const iw_rdmap_atomic_req *a, uint64_t orig);
+
 /* RDMAP Control octet for an opcode (RV=1). */
 static inline uint8_t iw_rdmap_ctrl(unsigned opcode) {
     return (uint8_t)(IW_RDMAP_VERSION << 6 | (opcode & 0xF));
