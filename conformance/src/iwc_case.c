@@ -751,7 +751,9 @@ static int parse_word_list(parser *p, const char *what, char *v, unsigned *out,
 }
 
 /* The numeric value of a setup argument (no region references there). */
+/* *out is reset on entry, so no caller reads an unset value after a failure. */
 static int setup_num(parser *p, const iwc_arg *a, uint64_t max, uint64_t *out) {
+    *out = 0;
     if (a->type != IWC_V_EXPR || a->e.n != 1 || a->e.t[0].ref || a->e.t[0].op != '+')
         return fail(p, "%s: wants a plain number", a->key);
     if (a->e.t[0].num > max)
@@ -927,14 +929,14 @@ static int parse_region(parser *p, bool peer, const tok *t, int nt) {
             snprintf(buf, sizeof buf, "%s", a->word);
             rc = parse_word_list(p, "access", buf, &r->access, access_names, NELEM(access_names));
         } else if (!strcmp(a->key, "len")) {
-            rc = setup_num(p, a, 16u << 20, &v);
-            if (rc == 0 && v == 0)
+            if ((rc = setup_num(p, a, 16u << 20, &v)) == 0 && v == 0)
                 rc = fail(p, "region len must be at least 1");
-            r->len = v;
+            if (rc == 0)
+                r->len = v;
             have_len = true;
         } else if (!strcmp(a->key, "fill")) {
-            rc = setup_num(p, a, 255, &v);
-            r->fill = (int)v;
+            if ((rc = setup_num(p, a, 255, &v)) == 0)
+                r->fill = (int)v;
         } else if (!strcmp(a->key, "pd")) {
             /* The protection domain: 0 is the connection's, 1 a second one
              * (agent extension reg_mr.pd). */
@@ -1228,7 +1230,8 @@ static int parse_line(parser *p, char *line) {
         uint64_t v;
         c->recv_count = 1;
         for (int i = 0; rc == 0 && i < tmp.nargs; i++) {
-            rc = setup_num(p, &tmp.args[i], 1u << 24, &v);
+            if ((rc = setup_num(p, &tmp.args[i], 1u << 24, &v)) != 0)
+                break;
             if (!strcmp(tmp.args[i].key, "len"))
                 c->recv_len = (uint32_t)v;
             else
