@@ -27,6 +27,29 @@ mapfile -t fuzzers < <(grep -E '^fuzz_' fuzz/fuzzers.txt | awk '{print $1}')
 cmake --build build/fuzz -j"$jobs" --target "${fuzzers[@]}"
 ctest --test-dir build/fuzz -L fuzz-smoke --output-on-failure -j"$jobs" | tee build/ctest-fuzz.log
 
+# What a user runs first is tested like everything else: README command A
+# end to end (its Release build and the suite against iwarp-target), then
+# every other build type with both compilers, warnings fatal. The gcc
+# RelWithDebInfo and clang Debug (ASan) builds above count already.
+echo "== README command A: scripts/main.sh (Release build, the conformance suite against iwarp-target)"
+p4=0 f4=0
+if bash scripts/main.sh >build/main-job.log 2>&1; then
+  echo "main job: PASSED ($(grep -E '^[0-9]+ cases:' build/main-job.log | tail -1))"; p4=$((p4 + 1))
+else
+  tail -n 30 build/main-job.log; echo "main job: FAILED (build/main-job.log)"; f4=$((f4 + 1))
+fi
+echo "== build types: warning-free with gcc and clang"
+for cfg in gcc:Debug gcc:MinSizeRel clang:Release clang:RelWithDebInfo clang:MinSizeRel; do
+  cc=${cfg%%:*} bt=${cfg##*:} dir=build/matrix-${cfg/:/-}
+  if cmake -S . -B "$dir" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE="$bt" >"$dir.log" 2>&1 &&
+     cmake --build "$dir" -j"$jobs" >>"$dir.log" 2>&1; then
+    echo "build $cc $bt: PASSED"; p4=$((p4 + 1))
+  else
+    grep -E 'error|warning' "$dir.log" | sort -u | head -n 20
+    echo "build $cc $bt: FAILED ($dir.log)"; f4=$((f4 + 1))
+  fi
+done
+
 # Interop with Linux soft-iWARP in a qemu guest (docs/siw.md): each siw
 # test runs when this machine can (root, the Debian mirror) and while the
 # stage's time budget lasts (IWK_SIW_BUDGET seconds, default 900; a test is
@@ -74,4 +97,5 @@ read -r p1 f1 s1 < <(summary build/ctest-gcc.log)
 read -r p2 f2 s2 < <(summary build/ctest-asan.log)
 read -r p3 f3 s3 < <(summary build/ctest-fuzz.log)
 [ -z "$siw_line" ] || echo "$siw_line"
-echo "tests: $((p1 + p2 + p3)) passed, $((f1 + f2 + f3)) failed, $((s1 + s2 + s3)) skipped"
+echo "tests: $((p1 + p2 + p3 + p4)) passed, $((f1 + f2 + f3 + f4)) failed, $((s1 + s2 + s3)) skipped"
+[ "$f4" = 0 ] || exit 1
