@@ -473,12 +473,25 @@ static int conn_cq_drain(iw_conn *c) {
     return 0;
 }
 
-int iw_conn_complete(iw_conn *c, uint32_t seq, iw_wc_status st, uint32_t len, uint64_t orig) {
+static cq_ent *conn_cq_pending(iw_conn *c, uint32_t seq) {
     uint32_t i = seq - c->cq_seq;
     if (i >= c->cq.count)
-        return 0;
+        return NULL;
     cq_ent *e = iw_ring_at(&c->cq, i);
-    if (e->done)
+    return e->done ? NULL : e;
+}
+
+void iw_conn_mark_done(iw_conn *c, uint32_t seq, iw_wc_status st) {
+    cq_ent *e = conn_cq_pending(c, seq);
+    if (e) {
+        e->done = true;
+        e->status = st;
+    }
+}
+
+int iw_conn_complete(iw_conn *c, uint32_t seq, iw_wc_status st, uint32_t len, uint64_t orig) {
+    cq_ent *e = conn_cq_pending(c, seq);
+    if (!e)
         return 0;
     e->done = true;
     e->status = st;
@@ -587,14 +600,21 @@ int iw_conn_post_recv(iw_conn *c, uint64_t wr_id, void *buf, uint32_t len) {
 int iw_conn_post_send(iw_conn *c, const iw_send_wr *wr) {
     if (c->state == IW_CONN_CLOSED || c->state == IW_CONN_TERMINATE || c->closing)
         return IW_ERR_PROTO;
-    if ((wr->len && !wr->data && wr->op != IW_WR_READ))
-        return IW_ERR_INVALID_ARG;
     tx_msg t = {0};
     t.wr_id = wr->wr_id;
     t.m.rv = IW_RDMAP_VERSION;
     t.m.ddp.dv = IW_DDP_VERSION;
     t.data = wr->data;
     t.len = wr->len;
+    if (wr->len && !wr->data && wr->op != IW_WR_READ) {
+        /* The source named by STag: checked now, and again before every
+         * FPDU that reads it (iw_mr_ref). */
+        iw_place p = iw_place_local_src(c->rnic, c->pd, wr->local_stag, wr->local_to, wr->len);
+        if (!p.ok)
+            return IW_ERR_INVALID_ARG;
+        t.data = p.dst;
+        t.src = iw_rnic_mr_ref(c->rnic, p.mr);
+    }
     t.done = IW_EV_SEND_DONE;
     switch (wr->op) {
     case IW_WR_SEND:

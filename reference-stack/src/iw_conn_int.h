@@ -23,6 +23,7 @@ void iw_ring_free(iw_ring *r, const iw_mem *mem);
 typedef struct tx_msg {
     iw_rdmap_msg m;       /* opcode, ddp (tagged/stag/to or qn/msn), u */
     const uint8_t *data;  /* payload, referenced until the message is sent */
+    iw_mr_ref src;        /* the region data lies in, when named by an STag */
     uint32_t len;
     uint32_t off;         /* payload octets already framed */
     bool framed_all;      /* the last FPDU is framed */
@@ -31,6 +32,10 @@ typedef struct tx_msg {
     bool fault_extra;     /* IW_FAULT_SEND_AFTER_TERM: goes out after the Terminate */
     uint64_t wr_id;
     uint32_t cq_seq;      /* its completion-queue entry (posted work only) */
+    /* Read Response: the request as received, for a Terminate that has to
+     * report it (RFC 5040 §7.1 rule 3). */
+    uint16_t req_seg_len;
+    uint8_t req_hdr[IW_DDP_UNTAGGED_HDR_LEN + IW_RDMAP_READ_REQ_LEN];
 } tx_msg;
 
 /* An outstanding Read or Atomic Request we sent (the ORD queue). */
@@ -108,6 +113,7 @@ typedef struct tx_piece_list {
     bool active;
     bool last_of_msg; /* completes the message at tx_msgs' head */
     int src;          /* TXQ_* it came from */
+    iw_mr_ref mr;     /* the region its payload lies in (index 0: none) */
 } tx_piece_list;
 
 enum { TXQ_NONE = 0, TXQ_CTRL, TXQ_RESP, TXQ_SQ };
@@ -151,6 +157,7 @@ struct iw_conn {
     size_t pad_got, crc_got;
     uint8_t *pay_dst;     /* payload target (NULL: drain) */
     uint8_t *pay_final;   /* staged payload's final address (see rx_place_at) */
+    iw_mr_ref pay_mr;     /* the region pay_dst or pay_final lies in (index 0: none) */
     size_t pay_left;
     bool pay_is_scratch;
     uint32_t pay_done;    /* payload octets of this segment received */
@@ -207,6 +214,8 @@ int iw_conn_fail_terminate(iw_conn *c, uint16_t triple, const char *rfc, const u
 int iw_conn_close_with(iw_conn *c, iw_close_reason why);
 int iw_conn_mpa_rx(iw_conn *c); /* a complete MPA frame is in mpa_in */
 int iw_conn_flush(iw_conn *c, iw_wc_status st); /* IW_ERR_CALLBACK if a callback failed */
+/* Work request seq finished with st; reported by the next drain or flush. */
+void iw_conn_mark_done(iw_conn *c, uint32_t seq, iw_wc_status st);
 /* Work request seq finished; report it and every finished one behind it. */
 int iw_conn_complete(iw_conn *c, uint32_t seq, iw_wc_status st, uint32_t len, uint64_t orig);
 

@@ -70,6 +70,11 @@ iw_place iw_place_read_src(const iw_rnic *r, uint32_t pd, uint32_t stag, uint64_
     return place_check(r, pd, stag, to, size, IW_ACCESS_REMOTE_READ, &place_rdmap);
 }
 
+iw_place iw_place_local_src(const iw_rnic *r, uint32_t pd, uint32_t stag, uint64_t to,
+                            uint32_t len) {
+    return place_check(r, pd, stag, to, len, 0, &place_rdmap);
+}
+
 iw_place iw_place_atomic(const iw_rnic *r, uint32_t pd, uint32_t stag, uint64_t to) {
     iw_place p = place_check(r, pd, stag, to, 8, IW_ACCESS_REMOTE_ATOMIC, &place_rdmap);
     if (!p.ok)

@@ -24,6 +24,12 @@ iw_place iw_place_tagged(const iw_rnic *rnic, uint32_t pd, uint32_t stag, uint64
 iw_place iw_place_read_src(const iw_rnic *rnic, uint32_t pd, uint32_t stag, uint64_t to,
                            uint32_t size);
 
+/* Local source of a Send or Write named by STag: a valid region of the
+ * stream's PD with the octets in bounds (RFC 5042 §5); reading local memory
+ * needs no access right. !ok carries the RDMAP triple of what failed. */
+iw_place iw_place_local_src(const iw_rnic *rnic, uint32_t pd, uint32_t stag, uint64_t to,
+                            uint32_t len);
+
 /* Target of an Atomic Request (RFC 7306 §5.1, §8.2): 8 octets, remote
  * atomic access, 64-bit aligned Tagged Offset. */
 iw_place iw_place_atomic(const iw_rnic *rnic, uint32_t pd, uint32_t stag, uint64_t to);

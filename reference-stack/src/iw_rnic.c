@@ -111,7 +111,7 @@ int iw_mr_reg(iw_rnic *r, uint32_t pd, void *addr, uint64_t len, uint64_t base_t
     }
     iw_mr *mr = &r->mrs[i];
     uint8_t key = (uint8_t)(mr->key + 1); /* a fresh key per reuse */
-    *mr = (iw_mr){MR_VALID, key, pd, addr, len, base_to, access};
+    *mr = (iw_mr){MR_VALID, key, pd, addr, len, base_to, access, ++r->gen};
     r->pds[pd].refs++;
     *stag = i << 8 | key;
     return 0;
@@ -123,7 +123,26 @@ int iw_mr_dereg(iw_rnic *r, uint32_t stag) {
         return IW_ERR_INVALID_ARG;
     iw_rnic_pd_unref(r, mr->pd);
     mr->state = MR_FREE; /* the key stays, so the next reuse differs */
+    mr->gen = ++r->gen;  /* queued work can no longer reach the memory */
     return 0;
+}
+
+void iw_rnic_mr_invalidate(iw_rnic *r, iw_mr *mr) {
+    mr->state = MR_INVALID;
+    mr->gen = ++r->gen;
+}
+
+iw_mr_ref iw_rnic_mr_ref(const iw_rnic *r, const iw_mr *mr) {
+    return (iw_mr_ref){(uint32_t)(mr - r->mrs), mr->gen};
+}
+
+bool iw_rnic_ref_live(const iw_rnic *r, iw_mr_ref ref) {
+    if (ref.index == 0)
+        return true;
+    if (ref.index >= r->n_mrs)
+        return false;
+    const iw_mr *mr = &r->mrs[ref.index];
+    return mr->state == MR_VALID && mr->gen == ref.gen;
 }
 
 int iw_mr_invalidate(iw_rnic *r, uint32_t stag) {
@@ -132,7 +151,7 @@ int iw_mr_invalidate(iw_rnic *r, uint32_t stag) {
         return IW_ERR_INVALID_ARG;
     if (mr->access & IW_MR_NO_INVALIDATE)
         return IW_ERR_PROTO;
-    mr->state = MR_INVALID;
+    iw_rnic_mr_invalidate(r, mr);
     return 0;
 }
 

@@ -15,6 +15,7 @@ typedef struct iw_mr {
     uint64_t len;
     uint64_t base_to;
     unsigned access;
+    uint64_t gen;     /* registration generation: see iw_mr_ref */
 } iw_mr;
 
 typedef struct iw_pd_ent {
@@ -28,6 +29,7 @@ struct iw_rnic {
     uint32_t n_mrs;
     iw_pd_ent *pds;
     uint32_t n_pds;
+    uint64_t gen;      /* last generation handed out */
 };
 
 #define IW_STAG_INDEX(stag) ((stag) >> 8)
@@ -37,6 +39,25 @@ struct iw_rnic {
  * Invalidated regions are returned (state MR_INVALID) so callers can tell
  * "invalid" apart from "unknown" where the RFC does. */
 iw_mr *iw_rnic_mr(const iw_rnic *rnic, uint32_t stag);
+
+/* Queued work that will touch registered memory later (a Read Response's
+ * source, a Send or Write named by a local STag, the rest of a tagged
+ * segment being placed) holds the region's index and the generation it had
+ * when the work was checked. Deregistration and invalidation start a new
+ * generation, so after either returns the reference no longer resolves and
+ * the engine never reads or writes that memory again (RFC 5042 §6.2.2,
+ * §6.3.3). Index 0 names no region. */
+typedef struct iw_mr_ref {
+    uint32_t index;
+    uint64_t gen;
+} iw_mr_ref;
+
+iw_mr_ref iw_rnic_mr_ref(const iw_rnic *rnic, const iw_mr *mr);
+/* True while the region is still registered and valid with that generation
+ * (always true for index 0). */
+bool iw_rnic_ref_live(const iw_rnic *rnic, iw_mr_ref ref);
+/* Invalidate (local or remote, RFC 5040 §5.3): the region stays registered. */
+void iw_rnic_mr_invalidate(iw_rnic *rnic, iw_mr *mr);
 
 int iw_rnic_pd_ref(iw_rnic *rnic, uint32_t pd);
 void iw_rnic_pd_unref(iw_rnic *rnic, uint32_t pd);

@@ -44,7 +44,29 @@ static void rx_next_fpdu(iw_conn *c) {
     c->pad_got = c->crc_got = 0;
     c->pay_done = 0;
     c->pay_final = NULL;
+    c->pay_mr = (iw_mr_ref){0, 0};
     c->len_known = c->want_known = false;
+}
+
+static void rx_fail(iw_conn *c, uint16_t term, const char *rfc);
+
+/* RFC 5042 §6.2.2: once the region a tagged segment is being placed into is
+ * deregistered or invalidated, none of the segment's remaining octets may
+ * land there. They are drained, and the segment is answered as one that
+ * arrived after the revocation (RFC 5041 §7.1 tagged (1)). Checked before
+ * each receive call hands out the region's address, and before staged
+ * payload is placed. */
+static void rx_recheck_region(iw_conn *c) {
+    if (iw_rnic_ref_live(c->rnic, c->pay_mr))
+        return;
+    c->pay_mr = (iw_mr_ref){0, 0};
+    bool pending = c->pay_final || (c->pay_dst && c->pay_left);
+    if (c->pay_final)
+        c->pay_final = NULL; /* staged in scratch: just never copied out */
+    else
+        c->pay_dst = NULL; /* the rest drains into scratch */
+    if (pending)
+        rx_fail(c, IW_TERM_DDP_T_INVALID_STAG, "RFC 5041 §7.1; RFC 5042 §6.2.2");
 }
 
 /* Where the octets of the current state go, and how many are still due. */
@@ -134,6 +156,7 @@ static bool rx_list_run(iw_conn *c, rx_list *l, bool markers, uint8_t *t, size_t
 }
 
 int iw_conn_rx_iov(iw_conn *c, iw_iovec *iov, int max) {
+    rx_recheck_region(c);
     size_t left;
     bool payload;
     uint8_t *t = rx_target(c, &left, &payload);
@@ -209,8 +232,9 @@ static void rx_set_payload(iw_conn *c, uint8_t *dst, size_t len) {
  * goes straight to its final address (zero copy) before the CRC is known,
  * as siw and hardware RNICs do: a bad CRC then still terminates the stream
  * before the message completes, but the target may have changed. */
-static void rx_place_at(iw_conn *c, uint8_t *dst, size_t pay) {
+static void rx_place_at(iw_conn *c, uint8_t *dst, size_t pay, const iw_mr *mr) {
     c->pay_final = NULL;
+    c->pay_mr = mr ? iw_rnic_mr_ref(c->rnic, mr) : (iw_mr_ref){0, 0};
     if (c->rx_crc && !c->set.cut_through && dst && pay) {
         c->pay_final = dst;
         dst = c->scratch; /* RX_SCRATCH holds any ULPDU's payload */
@@ -240,7 +264,7 @@ static void rx_check_untagged_qn0(iw_conn *c, const iw_rdmap_msg *m, size_t pay)
         if (!q.ok)
             return rx_fail(c, q.term, q.rfc);
     }
-    rx_place_at(c, p.dst, pay);
+    rx_place_at(c, p.dst, pay, NULL);
 }
 
 static void rx_check_qn1(iw_conn *c, const iw_rdmap_msg *m) {
@@ -260,6 +284,7 @@ static void rx_header(iw_conn *c) {
     iw_verdict v;
     iw_rdmap_msg *m = &c->rmsg;
     rx_set_payload(c, NULL, pay); /* drain unless a check below places it */
+    c->pay_mr = (iw_mr_ref){0, 0};
     if (iw_rdmap_decode(m, seg, seglen, &v) < 0)
         return rx_fail(c, v.term, v.rfc);
     bool fixed = m->opcode == IW_OP_READ_REQ || m->opcode == IW_OP_ATOMIC_REQ ||
@@ -280,7 +305,7 @@ static void rx_header(iw_conn *c) {
         }
         if (!p.ok)
             return rx_fail(c, p.term, p.rfc);
-        rx_place_at(c, p.dst, pay);
+        rx_place_at(c, p.dst, pay, p.mr);
         return;
     }
     case IW_OP_READ_RESP: {
@@ -305,7 +330,7 @@ static void rx_header(iw_conn *c) {
         iw_place p = iw_place_tagged(c->rnic, c->pd, m->ddp.stag, m->ddp.to, pay, need);
         if (!p.ok)
             return rx_fail(c, p.term, p.rfc);
-        rx_place_at(c, p.dst, pay);
+        rx_place_at(c, p.dst, pay, p.mr);
         return;
     }
     case IW_OP_SEND:
@@ -377,7 +402,7 @@ static int rx_complete_send(iw_conn *c, const iw_rdmap_msg *m, size_t pay) {
         /* RFC 5040 §5.3: invalidate before the Send is delivered. */
         iw_mr *mr = iw_rnic_mr(c->rnic, m->ddp.rsvd_ulp2);
         if (mr && !iw_fault(c, IW_FAULT_NO_REMOTE_INVALIDATE))
-            mr->state = MR_INVALID;
+            iw_rnic_mr_invalidate(c->rnic, mr);
         r->has_inv = true;
         r->inv_stag = m->ddp.rsvd_ulp2;
     }
@@ -421,7 +446,10 @@ static int rx_complete_read_req(iw_conn *c, const iw_rdmap_msg *m, const uint8_t
     t->m.ddp.stag = rr->sink_stag; /* copied without interpretation (§4.4) */
     t->m.ddp.to = rr->sink_to;
     t->data = p.dst;
+    t->src = p.mr ? iw_rnic_mr_ref(c->rnic, p.mr) : (iw_mr_ref){0, 0};
     t->len = rr->read_size;
+    memcpy(t->req_hdr, seg, sizeof t->req_hdr);
+    t->req_seg_len = c->ulpdu_len;
     return 0;
 }
 
@@ -484,6 +512,7 @@ static int rx_terminate(iw_conn *c, uint16_t triple, const char *rfc, const uint
 
 static int rx_fpdu_done(iw_conn *c) {
     c->stats.fpdus_rx++;
+    rx_recheck_region(c);
     const uint8_t *seg = c->hdr + IW_MPA_HDR_LEN;
     size_t seglen = c->hdr_got - IW_MPA_HDR_LEN;
     /* RFC 5044 §6: the CRC is the first verdict on an FPDU. */

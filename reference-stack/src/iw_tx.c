@@ -88,11 +88,40 @@ static int tx_assign_msn(iw_conn *c, tx_msg *m) {
     return 0;
 }
 
+/* The message at the head of queue src may no longer read its source: the
+ * region was deregistered or invalidated after the message was checked
+ * (RFC 5042 §6.2.2, §6.3.3). It leaves its queue before anything is
+ * reported, then the stream is terminated (RFC 5040 §7.1). */
+static int tx_revoked(iw_conn *c, int src) {
+    iw_ring *q = src == TXQ_RESP ? &c->resp : &c->sq;
+    tx_msg m = *(tx_msg *)iw_ring_at(q, 0);
+    iw_ring_pop(q);
+    if (src == TXQ_RESP) /* §7.1 rule 3: the Read Request's source is gone */
+        return iw_conn_fail_terminate(c, IW_TERM_RDMAP_INVALID_STAG,
+                                      "RFC 5040 §7.1 rule 3; RFC 5042 §6.3.3", m.req_hdr,
+                                      IW_DDP_UNTAGGED_HDR_LEN, m.req_seg_len,
+                                      m.req_hdr + IW_DDP_UNTAGGED_HDR_LEN, true);
+    /* §7.1 rule 1: an error while creating a Send or Write is a local one;
+     * the work request says which, the Terminate carries no header. */
+    iw_conn_mark_done(c, m.cq_seq, IW_WC_LOCAL_PROT_ERROR);
+    return iw_conn_fail_terminate(c, IW_TERM_RDMAP_LOCAL_CATASTROPHIC,
+                                  "RFC 5040 §7.1 rule 1; RFC 5042 §6.3.3", NULL, 0, 0, NULL,
+                                  false);
+}
+
 int iw_tx_build(iw_conn *c) {
     if (c->tx.active || tx_mpa_pending(c))
         return 0;
     int src = TXQ_NONE;
     tx_msg *m = tx_pick(c, &src);
+    if (m && !iw_rnic_ref_live(c->rnic, m->src)) {
+        int rc = tx_revoked(c, src);
+        if (rc)
+            return rc;
+        m = tx_pick(c, &src); /* the Terminate, if one could be queued */
+        if (m && !iw_rnic_ref_live(c->rnic, m->src))
+            return 0; /* a fault-injected skip left it queued: send nothing */
+    }
     if (!m)
         return 0;
     if (m->off == 0 && !m->framed_all) {
@@ -128,6 +157,7 @@ int iw_tx_build(iw_conn *c) {
     c->tx.active = true;
     c->tx.last_of_msg = last;
     c->tx.src = src;
+    c->tx.mr = seg ? m->src : (iw_mr_ref){0, 0};
     m->off += seg;
     if (last)
         m->framed_all = true;
@@ -154,9 +184,30 @@ bool iw_tx_pending(const iw_conn *c) {
 
 bool iw_conn_want_write(const iw_conn *c) { return iw_tx_pending(c); }
 
+/* The FPDU being sent reads a region that has since been deregistered or
+ * invalidated. Unsent, it is dropped and its message fails as in
+ * iw_tx_build; partly sent, it cannot be finished without reading that
+ * memory, so the stream is torn down without a Terminate (RFC 5040 §6.2
+ * LLP Abortive Termination). */
+static int tx_fpdu_revoked(iw_conn *c) {
+    c->tx.active = false;
+    if (c->tx.idx == 0 && c->tx.off == 0) {
+        if (c->tx.src == TXQ_SQ || c->tx.src == TXQ_RESP)
+            return tx_revoked(c, c->tx.src);
+        return 0; /* its message was flushed already */
+    }
+    c->ctrl.count = c->ctrl.head = 0; /* not even a queued Terminate follows */
+    return iw_conn_close_with(c, IW_CLOSE_LOCAL_ABORT);
+}
+
 int iw_conn_tx_iov(iw_conn *c, iw_iovec *iov, int max) {
     if (max <= 0)
         return 0;
+    if (c->tx.active && !iw_rnic_ref_live(c->rnic, c->tx.mr)) {
+        int rc = tx_fpdu_revoked(c);
+        if (rc)
+            return rc;
+    }
     if (tx_mpa_pending(c)) {
         iov[0].base = c->mpa_out + c->mpa_out_off;
         iov[0].len = c->mpa_out_len - c->mpa_out_off;

@@ -56,9 +56,29 @@ int iw_pd_free(iw_rnic *rnic, uint32_t pd);
  * key changes every time an index is reused, so a stale STag never matches. */
 int iw_mr_reg(iw_rnic *rnic, uint32_t pd, void *addr, uint64_t len, uint64_t base_to,
               unsigned access, uint32_t *stag);
+/* Deregister. Once it returns the engine never reads or writes the region's
+ * memory again, so the caller may free it at once, even while work that
+ * named the region is still queued (RFC 5042 §6.2.2, §6.3.3). What happens
+ * to that work, on every connection of the RNIC:
+ *  - a Read Response not yet sent, or partly sent, from the region: the
+ *    stream is terminated with 0/1/0 Invalid STag, copying the Read Request
+ *    (RFC 5040 §7.1 rule 3);
+ *  - a Send or Write whose source is the region (iw_send_wr.local_stag):
+ *    it completes with IW_WC_LOCAL_PROT_ERROR, the stream is terminated with
+ *    0/0/0 Local Catastrophic Error (§7.1 rule 1) and later work is flushed;
+ *  - the rest of a tagged segment being placed into the region (Write or
+ *    Read Response split across receive calls): drained, then 1/1/0 Invalid
+ *    STag, as if the segment had arrived after the deregistration;
+ *  - an FPDU already partly handed to the LLP whose payload lies in the
+ *    region cannot be finished without reading it: the stream is closed
+ *    with IW_CLOSE_LOCAL_ABORT (LLP Abortive Termination, RFC 5040 §6.2).
+ * Raw pointers (iw_send_wr.data, posted receive buffers) are the caller's
+ * to keep valid until their completion. IW_ERR_INVALID_ARG if unknown. */
 int iw_mr_dereg(iw_rnic *rnic, uint32_t stag);
 /* Local invalidate. IW_ERR_INVALID_ARG if unknown, IW_ERR_PROTO if the
- * region refuses invalidation. */
+ * region refuses invalidation. Queued work that named the region is handled
+ * as for iw_mr_dereg: remote access is withdrawn at once (RFC 5042 §6.3.3),
+ * though the memory stays registered. */
 int iw_mr_invalidate(iw_rnic *rnic, uint32_t stag);
 
 typedef struct iw_mr_info {
@@ -168,7 +188,8 @@ typedef enum iw_event_type {
 typedef enum iw_wc_status {
     IW_WC_SUCCESS = 0,
     IW_WC_FLUSHED,  /* the stream ended before the operation completed */
-    IW_WC_REMOTE_ERROR /* the peer terminated the stream */
+    IW_WC_REMOTE_ERROR, /* the peer terminated the stream */
+    IW_WC_LOCAL_PROT_ERROR /* its source region was deregistered or invalidated first */
 } iw_wc_status;
 
 typedef struct iw_term_info {
@@ -240,19 +261,25 @@ typedef enum iw_wr_op {
 typedef struct iw_send_wr {
     iw_wr_op op;
     uint64_t wr_id;
-    const void *data;     /* Send*, Write: source octets, valid until completion */
+    /* Send*, Write: the source octets, valid until completion; or NULL with
+     * local_stag/local_to naming them in a registered region of the
+     * connection's PD, which the engine then reads only while the region
+     * stays registered and valid (see iw_mr_dereg). */
+    const void *data;
     uint32_t len;         /* Send*, Write: octets; Read: RDMA Read Message Size */
     uint32_t inv_stag;    /* Send with Invalidate */
     uint32_t remote_stag; /* Write, Read (source), atomics */
     uint64_t remote_to;
-    uint32_t local_stag;  /* Read: our sink STag / TO */
+    uint32_t local_stag;  /* Read: our sink; Send*, Write with data NULL: the source */
     uint64_t local_to;
     uint64_t add_swap, add_swap_mask, compare, compare_mask; /* RFC 7306 §5.2.1 */
     uint8_t imm[IW_RDMAP_IMM_LEN];
 } iw_send_wr;
 
-/* Queue an operation. IW_ERR_INVALID_ARG for an inconsistent request,
- * IW_ERR_PROTO when the stream no longer accepts work. */
+/* Queue an operation. IW_ERR_INVALID_ARG for an inconsistent request
+ * (including a local source STag that is unknown, invalid, of another PD,
+ * or too short for len), IW_ERR_PROTO when the stream no longer accepts
+ * work. */
 int iw_conn_post_send(iw_conn *conn, const iw_send_wr *wr);
 /* Post an untagged receive buffer on QN 0 (RFC 5041 §5.3). */
 int iw_conn_post_recv(iw_conn *conn, uint64_t wr_id, void *buf, uint32_t len);

@@ -122,7 +122,10 @@ bool iw_term_is_registered(uint16_t triple);
     X(TERMINATED, "RFC 5040 §6.2.1", "RDMAP stream terminated: a Terminate was sent or received") \
     X(LLP_CLOSED, "RFC 5044 §8", "the TCP stream ended (FIN, reset or failure)")                    \
     X(ULP_CLOSE, "RFC 5040 §6.2", "orderly close requested by the ULP")                           \
-    X(ULPDU_TOO_LONG, "RFC 5044 §4.5", "ULPDU_Length exceeds the largest ULPDU this receiver accepts")
+    X(ULPDU_TOO_LONG, "RFC 5044 §4.5", "ULPDU_Length exceeds the largest ULPDU this receiver accepts") \
+    X(LOCAL_ABORT, "RFC 5040 §6.2",                                                                \
+      "the memory under an FPDU partly handed to TCP was deregistered or invalidated: the stream is " \
+      "torn down without a Terminate (LLP Abortive Termination)")
 
 typedef enum iw_close_reason {
     IW_CLOSE_NONE = 0,
