@@ -113,7 +113,16 @@ static region *region_find(tgt *t, uint32_t stag) {
 }
 
 static const char *status_name(iw_wc_status s) {
-    return s == IW_WC_SUCCESS ? "ok" : s == IW_WC_FLUSHED ? "flushed" : "remote_error";
+    switch (s) {
+    case IW_WC_SUCCESS:
+        return "ok";
+    case IW_WC_FLUSHED:
+        return "flushed";
+    case IW_WC_REMOTE_ERROR:
+        return "remote_error";
+    default:
+        return "local_error";
+    }
 }
 
 static void lower_copy(char *dst, size_t n, const char *src) {
@@ -345,16 +354,14 @@ static const char *do_region_op(tgt *t, const iw_agent_req *r, iw_jw *o) {
         return "unknown stag";
     switch (r->op) {
     case IW_AGENT_DEREG_MR:
+        /* Once iw_mr_dereg returns the engine never touches the memory
+         * again, whatever work named it (engine.h), so it can go now. */
         iw_mr_dereg(iw_dev_rnic(t->dev), g->stag);
         for (region **p = &t->regions; *p; p = &(*p)->next)
             if (*p == g) {
                 *p = g->next;
                 break;
             }
-        /* An outstanding operation may still name it (a queued Read
-         * Response): keep the memory until reset rather than free it now. */
-        g->stag = 0;
-        g->next = NULL;
         free(g->mem);
         free(g);
         return NULL;
@@ -431,16 +438,16 @@ static const char *do_post_send(tgt *t, iw_agent_req *r, iw_jw *o) {
         w.data = b->buf;
         w.len = b->len;
     } else {
-        region *g = NULL;
-        for (region *x = t->regions; x; x = x->next)
-            if (x->stag == r->stag)
-                g = x;
-        if (!g || r->to < g->to || r->to - g->to > g->len || r->len > g->len - (r->to - g->to))
-            return "local source stag/to/len is not inside a registered region";
-        w.data = g->buf + (r->to - g->to);
+        /* The engine reads a source named by STag only while the region
+         * stays registered and valid (engine.h, iw_mr_dereg). */
+        w.local_stag = r->stag;
+        w.local_to = r->to;
         w.len = (uint32_t)r->len;
     }
-    if (iw_qp_post_send(t->qp, &w) < 0)
+    int rc = iw_qp_post_send(t->qp, &w);
+    if (rc == IW_ERR_INVALID_ARG && !w.data && w.len)
+        return "local source stag/to/len is not inside a registered region of the connection's PD";
+    if (rc < 0)
         return "the connection no longer accepts work";
     iw_jw_uint(o, "id", w.wr_id);
     return NULL;

@@ -323,6 +323,123 @@ IW_TEST(rdma_over_loopback_against_the_target) {
     close(fd);
 }
 
+static uint32_t target_reg(int fd, uint64_t len, unsigned fill, uint64_t *to) {
+    char q[200];
+    iw_json_doc d;
+    snprintf(q, sizeof q,
+             "{\"op\":\"reg_mr\",\"len\":%llu,\"access\":[\"remote_read\"],\"fill\":%u}",
+             (unsigned long long)len, fill);
+    if (agent_rq(fd, q, &d) != 0 || !resp_ok(&d)) {
+        iw_json_free(&d);
+        return 0;
+    }
+    uint32_t stag = (uint32_t)resp_u64(&d, "stag");
+    *to = resp_u64(&d, "to");
+    iw_json_free(&d);
+    return stag;
+}
+
+/* Issue 16 item 1: the target deregisters (and frees) a region whose Read
+ * Response is still queued behind a large one the peer is slow to take.
+ * The engine must never read that memory again (RFC 5042 §6.3.3): the
+ * queued response is answered with Terminate 0/1/0 instead, the large one
+ * before it arrives intact, and nothing from the freed block or from the
+ * region registered in its place reaches the peer. Under ASan a read of
+ * the freed block kills the target, which stop_target() then reports. */
+IW_TEST(dereg_under_a_queued_read_response) {
+    int fd = agent_connect();
+    REQUIRE(fd >= 0);
+    iw_json_doc d;
+    client c = {0};
+    REQUIRE(iw_dev_open(&c.dev) == 0);
+    cdev = c.dev;
+    REQUIRE(iw_pd_alloc(iw_dev_rnic(c.dev), &c.pd) == 0);
+    REQUIRE(iw_cq_create(c.dev, 64, &c.cq) == 0);
+    REQUIRE(agent_rq(fd, "{\"op\":\"reset\"}", &d) == 0 && resp_ok(&d));
+    iw_json_free(&d);
+    const uint32_t big = 8u << 20, small = 64u << 10;
+    uint64_t big_to, small_to, new_to;
+    uint32_t big_st = target_reg(fd, big, 0x61, &big_to);
+    uint32_t small_st = target_reg(fd, small, 0x62, &small_to);
+    REQUIRE(big_st && small_st);
+    REQUIRE(agent_rq(fd, "{\"op\":\"listen\",\"port\":0,\"mpa\":{\"rev\":2,\"crc\":true}}", &d) ==
+            0);
+    REQUIRE(resp_ok(&d));
+    uint16_t port = (uint16_t)resp_u64(&d, "port");
+    iw_json_free(&d);
+
+    iw_conn_settings s;
+    iw_conn_settings_default(&s, IW_ROLE_INITIATOR);
+    REQUIRE(iw_qp_create(c.dev, c.pd, c.cq, &s, &c.qp) == 0);
+    REQUIRE(iw_qp_connect(c.qp, "127.0.0.1", port) == 0);
+    REQUIRE(client_wait(&c, IW_EV_CONNECTED, NULL));
+    REQUIRE(wait_event(fd, &d, "connected"));
+    iw_json_free(&d);
+
+    uint8_t *sink1 = calloc(1, big), *sink2 = calloc(1, small);
+    REQUIRE(sink1 && sink2);
+    uint32_t s1, s2;
+    iw_rnic *rn = iw_dev_rnic(c.dev);
+    REQUIRE(iw_mr_reg(rn, c.pd, sink1, big, 0, IW_ACCESS_LOCAL_WRITE, &s1) == 0);
+    REQUIRE(iw_mr_reg(rn, c.pd, sink2, small, 0, IW_ACCESS_LOCAL_WRITE, &s2) == 0);
+    iw_send_wr r1 = {.op = IW_WR_READ, .wr_id = 1, .len = big, .local_stag = s1,
+                     .remote_stag = big_st, .remote_to = big_to};
+    iw_send_wr r2 = {.op = IW_WR_READ, .wr_id = 2, .len = small, .local_stag = s2,
+                     .remote_stag = small_st, .remote_to = small_to};
+    /* The client stops reading (post_send writes the Read Requests out
+     * itself): the 8 MiB response fills both socket buffers and the 64 KiB
+     * one waits behind it in the target. */
+    cdev = NULL;
+    REQUIRE(iw_qp_post_send(c.qp, &r1) == 0);
+    REQUIRE(iw_qp_post_send(c.qp, &r2) == 0);
+    REQUIRE(agent_rq(fd, "{\"op\":\"poll\",\"timeout_ms\":200}", &d) == 0);
+    iw_json_free(&d);
+    char q[200];
+    snprintf(q, sizeof q, "{\"op\":\"dereg_mr\",\"stag\":\"0x%08x\"}", small_st);
+    REQUIRE(agent_rq(fd, q, &d) == 0);
+    CHECK(resp_ok(&d));
+    iw_json_free(&d);
+    uint32_t new_st = target_reg(fd, small, 0x63, &new_to); /* may reuse the freed block */
+    CHECK(new_st != 0);
+
+    cdev = c.dev;
+    bool done1 = false, done2 = false, term = false;
+    iw_wc wc[8];
+    for (int i = 0; i < 2000 && !(done1 && done2 && term); i++) {
+        int n = iw_cq_wait(c.cq, wc, 8, 10);
+        for (int k = 0; k < n; k++) {
+            const iw_event *e = &wc[k].ev;
+            if (e->type == IW_EV_READ_DONE && e->wr_id == 1) {
+                done1 = true;
+                CHECK_EQ(e->status, IW_WC_SUCCESS);
+            } else if (e->type == IW_EV_READ_DONE && e->wr_id == 2) {
+                done2 = true;
+                CHECK(e->status != IW_WC_SUCCESS);
+            } else if (e->type == IW_EV_TERM_RECEIVED) {
+                term = true;
+                CHECK_EQ(e->term.triple, IW_TERM_RDMAP_INVALID_STAG);
+                CHECK(e->term.r); /* it names the Read Request (RFC 5040 §7.1 rule 3) */
+            }
+        }
+    }
+    CHECK(done1 && done2 && term);
+    size_t bad1 = 0, bad2 = 0;
+    for (size_t i = 0; i < big; i++)
+        bad1 += sink1[i] != 0x61;
+    for (size_t i = 0; i < small; i++)
+        bad2 += sink2[i] != 0;
+    CHECK_EQ(bad1, 0);
+    CHECK_EQ(bad2, 0); /* not one octet of a response that must not exist */
+    REQUIRE(agent_rq(fd, "{\"op\":\"hello\"}", &d) == 0);
+    CHECK(resp_ok(&d));
+    iw_json_free(&d);
+    iw_dev_close(c.dev);
+    cdev = NULL;
+    free(sink1);
+    free(sink2);
+    close(fd);
+}
+
 IW_TEST(sessions_one_after_another) {
     /* The previous sessions ended; a new runner is served from scratch, and a
      * second concurrent runner is refused. */
@@ -351,7 +468,8 @@ int main(int argc, char **argv) {
     start_target();
     static const iw_test_case cases[] = {
         IW_CASE(malformed_requests_get_errors_and_service_continues),
-        IW_CASE(rdma_over_loopback_against_the_target), IW_CASE(sessions_one_after_another)};
+        IW_CASE(rdma_over_loopback_against_the_target),
+        IW_CASE(dereg_under_a_queued_read_response), IW_CASE(sessions_one_after_another)};
     int rc = iw_test_run("target", cases, sizeof cases / sizeof *cases, 1, argv);
     int before = iw_test_failed_checks;
     stop_target();
