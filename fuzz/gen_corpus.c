@@ -1370,6 +1370,104 @@ static void gen_agent(void) {
     }
 }
 
+/* ---- fuzz_revoke: registration changes under queued work ---------------- */
+
+/* Records as fuzz_revoke.c lays them out. */
+static void rv_reg(bytes *b, uint8_t slot, uint16_t len, uint8_t access) {
+    b_u8(b, 0);
+    b_u8(b, slot);
+    b_be(b, len - 1, 2);
+    b_u8(b, access);
+}
+static void rv_op_slot(bytes *b, uint8_t op, uint8_t slot) {
+    b_u8(b, op);
+    b_u8(b, slot);
+}
+static void rv_op3(bytes *b, uint8_t op, uint8_t slot, uint16_t off, uint16_t len) {
+    rv_op_slot(b, op, slot);
+    b_be(b, off, 2);
+    b_be(b, len, 2);
+}
+static void rv_feed_all(bytes *b, bool iov) {
+    b_u8(b, 5);
+    b_be(b, 0xFFFF, 2);
+    b_u8(b, iov);
+}
+static void rv_drain(bytes *b, uint16_t n) {
+    b_u8(b, 6);
+    b_be(b, n, 2);
+}
+
+static void gen_revoke(void) {
+    const char *t = "fuzz_revoke";
+    for (int cfg = 0; cfg < 4; cfg++) {
+        /* cfg: cut_through and markers on/off, CRC on, EMSS 400 */
+        uint8_t c = (uint8_t)((cfg & 1) | (cfg & 2 ? 0x06 : 0) | 0x08 | 0x30);
+        char name[64];
+        bytes b = {0};
+        /* A response half sent at an FPDU boundary, its region withdrawn. */
+        b_u8(&b, c);
+        rv_reg(&b, 0, 16000, 0x01);
+        rv_op3(&b, 3, 0, 0, 16000);
+        rv_feed_all(&b, cfg & 1);
+        rv_drain(&b, 2000);
+        rv_op_slot(&b, 1, 0);
+        snprintf(name, sizeof name, "read-resp-dereg-mid-%d", cfg);
+        save(t, name, b.p, b.n);
+        b.n = 0;
+        /* Not started at all, behind another; then invalidated. */
+        b_u8(&b, c);
+        rv_reg(&b, 0, 12000, 0x01);
+        rv_reg(&b, 1, 3000, 0x03);
+        rv_op3(&b, 3, 0, 0, 12000);
+        rv_op3(&b, 3, 1, 100, 2900);
+        rv_feed_all(&b, false);
+        rv_drain(&b, 900);
+        rv_op_slot(&b, 2, 1);
+        snprintf(name, sizeof name, "read-resp-queued-inval-%d", cfg);
+        save(t, name, b.p, b.n);
+        b.n = 0;
+        /* Sends and Writes from regions, one region withdrawn while they wait. */
+        b_u8(&b, c);
+        rv_reg(&b, 2, 5000, 0x04);
+        rv_reg(&b, 3, 700, 0x00);
+        rv_op3(&b, 7, 2, 10, 4000);
+        rv_op3(&b, 8, 3, 0, 700);
+        b_u8(&b, 9);
+        b_be(&b, 300, 2);
+        rv_drain(&b, 150);
+        rv_op_slot(&b, 1, 3);
+        snprintf(name, sizeof name, "send-write-source-dereg-%d", cfg);
+        save(t, name, b.p, b.n);
+        b.n = 0;
+        /* A Write half received when its region goes. */
+        b_u8(&b, c);
+        rv_reg(&b, 4, 8000, 0x02);
+        rv_op3(&b, 4, 4, 64, 3000);
+        b_u8(&b, 5);
+        b_be(&b, 700, 2);
+        b_u8(&b, (uint8_t)(cfg & 1));
+        rv_op_slot(&b, 1, 4);
+        rv_reg(&b, 4, 8000, 0x02); /* a new region, likely at the same place */
+        rv_feed_all(&b, cfg & 1);
+        snprintf(name, sizeof name, "write-split-dereg-%d", cfg);
+        save(t, name, b.p, b.n);
+        b.n = 0;
+        /* The peer's receive path: buffers, Sends, then traffic after a Terminate. */
+        b_u8(&b, c);
+        b_u8(&b, 10);
+        b_u8(&b, 11);
+        b_be(&b, 1500, 2);
+        rv_reg(&b, 5, 4096, 0x01);
+        rv_op3(&b, 3, 5, 4000, 1000); /* beyond bounds: Terminate */
+        rv_feed_all(&b, false);
+        rv_drain(&b, 0xFFFF);
+        snprintf(name, sizeof name, "recv-and-bad-read-%d", cfg);
+        save(t, name, b.p, b.n);
+        free(b.p);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s CORPUS_DIR\n", argv[0]);
@@ -1387,6 +1485,7 @@ int main(int argc, char **argv) {
     gen_conn_rx();
     gen_diff();
     gen_agent();
+    gen_revoke();
     printf("wrote %zu seeds under %s\n", written, root);
     return 0;
 }
