@@ -19,7 +19,17 @@ work=${WORK:-$(mktemp -d)}/iwarpkit-build
 : "${CXX:=clang++}" "${CXXFLAGS:=$CFLAGS}"
 mkdir -p "$work/obj" "$OUT"
 
-cflags=(-std=c11 -D_DEFAULT_SOURCE -I"$src/reference-stack/include" -I"$src/reference-stack/src")
+# <iwarp/version.h> from its template, as CMake makes it: the version is the
+# one in project(VERSION).
+ver=$(sed -n 's/^project(iwarpkit VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
+IFS=. read -r vmaj vmin vpat <<<"$ver"
+mkdir -p "$work/include/iwarp"
+sed -e "s/@PROJECT_VERSION_MAJOR@/$vmaj/" -e "s/@PROJECT_VERSION_MINOR@/$vmin/" \
+    -e "s/@PROJECT_VERSION_PATCH@/$vpat/" -e "s/@PROJECT_VERSION@/$ver/" \
+    "$src/reference-stack/include/iwarp/version.h.in" >"$work/include/iwarp/version.h"
+
+cflags=(-std=c11 -D_DEFAULT_SOURCE -I"$src/reference-stack/include" -I"$work/include"
+        -I"$src/reference-stack/src")
 
 # libiwarp: every library source, instrumented by $CFLAGS.
 rm -f "$work"/obj/*.o "$work/libiwarp.a"

@@ -387,7 +387,7 @@ int main(int argc, char **argv) {
         return fflush(stdout) == 0 ? 0 : EXIT_USAGE;
     }
     if (o.version) {
-        printf(PROG " %s (libiwarp %s, crc32c %s)\n", IW_VERSION_STR, IW_VERSION_STR,
+        printf(PROG " %s (libiwarp %s, crc32c %s)\n", IW_VERSION_STR, iw_version(),
                iw_crc32c_impl());
         return fflush(stdout) == 0 ? 0 : EXIT_USAGE;
     }

@@ -13,9 +13,7 @@
 
 #include <iwarp/types.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+IW_BEGIN_DECLS
 
 #define IW_CRC32C_INIT 0xFFFFFFFFu
 
@@ -51,7 +49,5 @@ static inline uint32_t iw_crc32c_get(const uint8_t in[4]) {
     return (uint32_t)in[0] | (uint32_t)in[1] << 8 | (uint32_t)in[2] << 16 | (uint32_t)in[3] << 24;
 }
 
-#ifdef __cplusplus
-}
-#endif
+IW_END_DECLS
 #endif

@@ -5,9 +5,7 @@
 #include <iwarp/err.h>
 #include <iwarp/types.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+IW_BEGIN_DECLS
 
 #define IW_DDP_TAGGED_HDR_LEN 14   /* RFC 5041 §4.2 */
 #define IW_DDP_UNTAGGED_HDR_LEN 18 /* RFC 5041 §4.3 */
@@ -47,7 +45,5 @@ iw_ssize iw_ddp_decode_hdr(iw_ddp_hdr *h, const uint8_t *buf, size_t len);
  * Returns 14/18 or IW_ERR_NOBUF / IW_ERR_INVALID_ARG (field wider than its bits). */
 iw_ssize iw_ddp_encode_hdr(uint8_t *out, size_t outlen, const iw_ddp_hdr *h);
 
-#ifdef __cplusplus
-}
-#endif
+IW_END_DECLS
 #endif

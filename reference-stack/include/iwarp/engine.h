@@ -26,9 +26,7 @@
 #include <iwarp/rdmap.h>
 #include <iwarp/types.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+IW_BEGIN_DECLS
 
 /* ---------------- RNIC: protection domains and STags ---------------- */
 
@@ -332,7 +330,5 @@ typedef struct iw_conn_stats {
 } iw_conn_stats;
 void iw_conn_get_stats(const iw_conn *conn, iw_conn_stats *out);
 
-#ifdef __cplusplus
-}
-#endif
+IW_END_DECLS
 #endif

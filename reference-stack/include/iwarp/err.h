@@ -16,9 +16,7 @@
 
 #include <iwarp/types.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+IW_BEGIN_DECLS
 
 /* X(NAME, layer, etype, code, "RFC section", "registry name")
  * Registry names are RFC 6580 §3.1-3.3 (codes 5-7 of MPA: RFC 6581 §8,
@@ -209,7 +207,5 @@ const char *iw_note_rfc(iw_note n);
 const char *iw_note_id(iw_note n);
 static inline bool iw_err_is_fatal(int err) { return err <= IW_ERR_FATAL; }
 
-#ifdef __cplusplus
-}
-#endif
+IW_END_DECLS
 #endif

@@ -5,9 +5,7 @@
 
 #include <iwarp/types.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+IW_BEGIN_DECLS
 
 typedef struct iw_mem {
     void *user;
@@ -20,7 +18,5 @@ typedef struct iw_mem {
 /* The C library's allocator. */
 const iw_mem *iw_mem_default(void);
 
-#ifdef __cplusplus
-}
-#endif
+IW_END_DECLS
 #endif

@@ -15,9 +15,7 @@
 #include <iwarp/err.h>
 #include <iwarp/types.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+IW_BEGIN_DECLS
 
 #define IW_MPA_KEY_LEN 16
 #define IW_MPA_KEY_REQ "MPA ID Req Frame" /* RFC 5044 §7.1.1 */
@@ -267,7 +265,5 @@ iw_ssize iw_deframer_feed(iw_deframer *d, const uint8_t *in, size_t len, iw_fram
  * octets after a framing loss (IW_FRAME_LOST). Call until it returns false. */
 bool iw_deframer_finish(iw_deframer *d, iw_frame *fr);
 
-#ifdef __cplusplus
-}
-#endif
+IW_END_DECLS
 #endif

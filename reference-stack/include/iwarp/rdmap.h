@@ -7,9 +7,7 @@
 #include <iwarp/err.h>
 #include <iwarp/types.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+IW_BEGIN_DECLS
 
 #define IW_RDMAP_VERSION 1 /* RFC 5040 §4.1: RV = 01b */
 #define IW_RDMAP_CTRL_RV 0xC0
@@ -185,7 +183,5 @@ iw_ssize iw_rdmap_encode_hdr(uint8_t *out, size_t outlen, const iw_rdmap_msg *m)
 /* The whole segment: iw_rdmap_encode_hdr followed by a copy of m->payload. */
 iw_ssize iw_rdmap_encode(uint8_t *out, size_t outlen, const iw_rdmap_msg *m);
 
-#ifdef __cplusplus
-}
-#endif
+IW_END_DECLS
 #endif

@@ -31,9 +31,7 @@
 #include <iwarp/rdmap.h>
 #include <iwarp/types.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+IW_BEGIN_DECLS
 
 /* The rule behind a stateful verdict. X(NAME, "what the segment did")
  * The triple and the RFC section come with the verdict; they are the
@@ -233,7 +231,5 @@ int iw_shadow_lost(iw_shadow *sh, unsigned dir);
 /* Direction of the initiator (the MPA Request's sender), or -1 unknown. */
 int iw_shadow_initiator(const iw_shadow *sh);
 
-#ifdef __cplusplus
-}
-#endif
+IW_END_DECLS
 #endif

@@ -8,15 +8,17 @@
  * outbound payload leaves with writev() on tx_iov: no user-space copy of
  * payload in either direction. Single-threaded: the application drives
  * progress with iw_dev_progress() or a waiting iw_cq_wait(). Memory
- * regions and PDs are the engine's (iw_dev_rnic()). */
+ * regions and PDs are the engine's (iw_dev_rnic()).
+ *
+ * A library of its own on top of libiwarp: link with libiwarp_verbs
+ * (pkg-config iwarp-verbs, CMake iwarp::verbs), which brings libiwarp.
+ * Linux only (epoll). */
 #ifndef IWARP_VERBS_H
 #define IWARP_VERBS_H
 
 #include <iwarp/engine.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+IW_BEGIN_DECLS
 
 typedef struct iw_dev iw_dev;
 typedef struct iw_cq iw_cq;
@@ -73,7 +75,5 @@ int iw_accept(iw_listener *l, iw_qp *qp);
 int iw_listener_pending(const iw_listener *l);
 void iw_listener_close(iw_listener *l);
 
-#ifdef __cplusplus
-}
-#endif
+IW_END_DECLS
 #endif

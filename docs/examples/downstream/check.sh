@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The installed package as a downstream project meets it: install BUILD_DIR
+# into a staging root (DESTDIR, prefix /usr), then build the examples
+# against only what was installed, with find_package(iwarp) and with
+# pkg-config, and run them.
+#   check.sh BUILD_DIR EXAMPLES_DIR
+set -euo pipefail
+build=$1 ex=$2
+stage=$(mktemp -d /tmp/iwk-stage.XXXXXX)
+trap 'rm -rf "$stage"' EXIT
+DESTDIR=$stage/root cmake --install "$build" --prefix /usr >"$stage/install.log"
+root=$stage/root/usr
+libdir=$(dirname "$(find "$root" -name 'libiwarp.so.0' | head -1)")
+[ -n "$libdir" ] || { echo "FAIL: libiwarp.so.0 was not installed"; exit 1; }
+for f in include/iwarp/iwarp.h include/iwarp/engine.h include/iwarp/verbs.h \
+         include/iwarp/version.h; do
+  [ -f "$root/$f" ] || { echo "FAIL: $f was not installed"; exit 1; }
+done
+
+echo "== find_package(iwarp)"
+cmake -S "$ex/downstream" -B "$stage/cm" -DCMAKE_PREFIX_PATH="$root" \
+  -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" >/dev/null
+cmake --build "$stage/cm" >/dev/null
+LD_LIBRARY_PATH=$libdir "$stage/cm/engine_example" | tee "$stage/out1"
+grep -qx ok "$stage/out1"
+"$stage/cm/rdma_example" | tee "$stage/out2"
+grep -qx ok "$stage/out2"
+# The run-time library is the installed one, not the build tree's.
+LD_LIBRARY_PATH=$libdir ldd "$stage/cm/engine_example" | grep -q "$libdir/libiwarp.so.0"
+
+echo "== pkg-config iwarp"
+# A real install to /usr needs none of this; the staging root needs the
+# system paths kept (pkg-config drops -I/usr/include before adding the sysroot).
+export PKG_CONFIG_SYSROOT_DIR=$stage/root PKG_CONFIG_LIBDIR=$libdir/pkgconfig \
+  PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 PKG_CONFIG_ALLOW_SYSTEM_LIBS=1
+cc -std=c11 -Wall -Wextra -Werror -o "$stage/pc_engine" "$ex/engine_example.c" \
+  $(pkg-config --cflags --libs iwarp)
+LD_LIBRARY_PATH=$libdir "$stage/pc_engine" | grep -qx ok
+cc -std=c11 -Wall -Wextra -Werror -o "$stage/pc_rdma" "$ex/rdma_example.c" \
+  $(pkg-config --cflags --libs iwarp-verbs)
+LD_LIBRARY_PATH=$libdir "$stage/pc_rdma" | grep -qx ok
+echo "downstream: find_package and pkg-config builds ran ok"

@@ -1,0 +1,4 @@
+/* The library's own version, from the same generated header the tools use. */
+#include <iwarp/iwarp.h>
+
+const char *iw_version(void) { return IW_VERSION_STR; }
