@@ -161,15 +161,17 @@ static inline iw_verdict iw_verdict_close(iw_close_reason r, const char *rfc) {
     return v;
 }
 
-/* Library return codes: negative, never a triple. */
+/* Library return codes: negative, never a triple. Above IW_ERR_FATAL the
+ * call failed and nothing changed; at or below it (iw_err_is_fatal) the
+ * object that returned it can only be freed, as after nghttp2's fatal codes. */
 typedef enum iw_err {
     IW_ERR_NEED_MORE = -501,  /* input ends before the item does */
     IW_ERR_NOBUF = -502,      /* output buffer too small */
     IW_ERR_INVALID_ARG = -503,/* caller passed a value the API forbids */
     IW_ERR_PROTO = -504,      /* input violates the protocol; details in an iw_verdict */
-    IW_ERR_NOMEM = -505,
-    IW_ERR_CALLBACK = -506,
-    IW_ERR_FATAL = -900       /* at or below: the object can only be freed */
+    IW_ERR_FATAL = -900,      /* an internal invariant failed */
+    IW_ERR_NOMEM = -901,      /* the allocator failed (iw_mem) */
+    IW_ERR_CALLBACK = -902    /* a callback returned non-zero (iw_callbacks) */
 } iw_err;
 
 const char *iw_strerror(int err);
