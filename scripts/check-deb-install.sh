@@ -23,15 +23,15 @@ trap cleanup EXIT
 mount -t proc proc "$root/proc"; mount -t sysfs sys "$root/sys"; mount --bind /dev "$root/dev"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 cp "$deb" "$root/tmp/iwarpkit.deb"
-in() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+inroot() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
          DEBIAN_FRONTEND=noninteractive "$@"; }
 echo "== apt-get install ./iwarpkit.deb tshark"
-in apt-get update -qq
-in apt-get install -y -qq /tmp/iwarpkit.deb tshark >"$root/tmp/apt.log" 2>&1 ||
+inroot apt-get update -qq
+inroot apt-get install -y -qq /tmp/iwarpkit.deb tshark >"$root/tmp/apt.log" 2>&1 ||
   { tail -n 30 "$root/tmp/apt.log"; exit 1; }
-in iwarp-decode --version
-in iwarp-conform --list | grep -c "^" | sed 's/^/iwarp-conform --list: cases /'
-in tshark -G plugins | grep iwarpkit
-in tshark -G protocols | grep -E "^iWARP|iwk_" | head -3
-in dpkg -L iwarpkit | grep -E "libiwarp\.so\.0$|iwarpConfig\.cmake$|iwarp\.pc$"
+inroot iwarp-decode --version
+inroot iwarp-conform --list | grep -c "^" | sed 's/^/iwarp-conform --list: cases /'
+inroot tshark -G plugins | grep iwarpkit
+inroot tshark -G protocols | grep -E "^iWARP|iwk_" | head -3
+inroot dpkg -L iwarpkit | grep -E "libiwarp\.so\.0$|iwarpConfig\.cmake$|iwarp\.pc$"
 echo "check-deb-install: ok (chroot $root)"
