@@ -1,52 +1,19 @@
-/* Connection lifecycle: MPA startup (RFC 5044 §7.1, RFC 6581 §9), work
- * requests, completions, Terminate generation (RFC 5040 §7.1), close. */
+/* Connection lifecycle and the public entry points of the engine that are
+ * not receive or transmit: settings, creation, MPA startup's start, work
+ * requests, close, timers. Calls go downward only: into iw_startup.c,
+ * iw_rx.c, iw_tx.c, iw_term.c, iw_cq.c and iw_ring.c, never back. */
 #include <string.h>
 
-#include "iw_conn_int.h"
-#include "iw_wire.h"
-
-/* ---- ring ---- */
-
-void *iw_ring_at(const iw_ring *r, uint32_t i) {
-    return r->items + (size_t)((r->head + i) % r->cap) * r->item_size;
-}
-
-void *iw_ring_push(iw_ring *r, const iw_mem *mem) {
-    if (r->count == r->cap) {
-        uint32_t ncap = r->cap ? r->cap * 2 : 16;
-        uint8_t *n = mem->malloc((size_t)ncap * r->item_size, mem->user);
-        if (!n)
-            return NULL;
-        for (uint32_t i = 0; i < r->count; i++)
-            memcpy(n + (size_t)i * r->item_size, iw_ring_at(r, i), r->item_size);
-        mem->free(r->items, mem->user);
-        r->items = n;
-        r->cap = ncap;
-        r->head = 0;
-    }
-    void *p = r->items + (size_t)((r->head + r->count) % r->cap) * r->item_size;
-    r->count++;
-    memset(p, 0, r->item_size);
-    return p;
-}
-
-void iw_ring_pop(iw_ring *r) {
-    if (!r->count)
-        return;
-    r->head = (r->head + 1) % r->cap;
-    r->count--;
-}
-
-void iw_ring_free(iw_ring *r, const iw_mem *mem) {
-    mem->free(r->items, mem->user);
-    r->items = NULL;
-    r->cap = r->count = r->head = 0;
-}
+#include "iw_cq.h"
+#include "iw_startup.h"
+#include "iw_term.h"
+#include "iw_tx.h"
 
 /* ---- settings, creation ---- */
 
 void iw_conn_settings_default(iw_conn_settings *s, iw_role role) {
     memset(s, 0, sizeof *s);
+    s->version = IW_CONN_SETTINGS_V1;
     s->role = role;
     s->mpa_rev = IW_MPA_REV2;
     s->crc = true; /* RFC 5044 §4.4: CRCs MUST be the default */
@@ -59,7 +26,9 @@ void iw_conn_settings_default(iw_conn_settings *s, iw_role role) {
 
 int iw_conn_new(iw_conn **out, iw_rnic *rnic, uint32_t pd, const iw_conn_settings *s,
                 const iw_callbacks *cb, void *user) {
-    if (!out || !rnic || !s || !cb || cb->version < IW_CALLBACKS_V1 || !cb->on_event ||
+    /* Only versions this library knows: the struct's size depends on it. */
+    if (!out || !rnic || !s || s->version != IW_CONN_SETTINGS_V1 || !cb ||
+        cb->version != IW_CALLBACKS_V1 || !cb->on_event ||
         (s->role != IW_ROLE_INITIATOR && s->role != IW_ROLE_RESPONDER) ||
         (s->mpa_rev != IW_MPA_REV1 && s->mpa_rev != IW_MPA_REV2) ||
         (s->p2p && s->mpa_rev < IW_MPA_REV2) || /* RFC 6581 enhanced data takes 4 of the 512 octets (RFC 5044 §7.1.1) */
@@ -82,6 +51,9 @@ int iw_conn_new(iw_conn **out, iw_rnic *rnic, uint32_t pd, const iw_conn_setting
     c->mem = *mem;
     c->pd = pd;
     c->set = *s;
+    if (s->faults)
+        c->faults = *s->faults;
+    c->set.faults = NULL;
     if (!c->set.emss)
         c->set.emss = 1460;
     if (s->private_data_len)
@@ -123,442 +95,11 @@ iw_conn_state iw_conn_get_state(const iw_conn *c) { return c->state; }
 const iw_conn_info *iw_conn_get_info(const iw_conn *c) { return &c->info; }
 void iw_conn_get_stats(const iw_conn *c, iw_conn_stats *out) { *out = c->stats; }
 
-int iw_conn_emit(iw_conn *c, iw_event *ev) {
-    return c->cb.on_event(c, ev, c->user) ? IW_ERR_CALLBACK : 0;
-}
-
-/* ---- MPA startup ---- */
-
-static int conn_queue_rr(iw_conn *c, const iw_mpa_rr *rr) {
-    iw_ssize n = iw_mpa_rr_encode(c->mpa_out, sizeof c->mpa_out, rr);
-    if (n < 0)
-        return (int)n;
-    c->mpa_out_len = (size_t)n;
-    c->mpa_out_off = 0;
-    return 0;
-}
-
-int iw_conn_start(iw_conn *c, iw_tstamp now) {
-    if (c->state != IW_CONN_IDLE)
-        return IW_ERR_INVALID_ARG;
-    c->state = IW_CONN_MPA;
-    c->rx = RX_MPA;
-    if (c->set.mpa_timeout)
-        c->deadline = now + c->set.mpa_timeout;
-    if (c->set.role == IW_ROLE_RESPONDER)
-        return 0;
-    iw_mpa_rr rr = {0};
-    rr.type = IW_MPA_REQUEST;
-    rr.m = c->set.markers;
-    rr.c = c->set.crc;
-    rr.rev = c->set.mpa_rev;
-    if (c->set.mpa_rev >= IW_MPA_REV2) {
-        rr.s = true;
-        rr.v2.p2p = c->set.p2p;
-        /* RFC 6581 §9.2: B/C/D only with A=1. */
-        rr.v2.rtr_send = c->set.p2p && (c->set.rtr & IW_RTR_SEND);
-        rr.v2.rtr_write = c->set.p2p && (c->set.rtr & IW_RTR_WRITE);
-        rr.v2.rtr_read = c->set.p2p && (c->set.rtr & IW_RTR_READ);
-        rr.v2.ird = c->set.ird;
-        rr.v2.ord = c->set.ord;
-    }
-    rr.ulp_pd = c->set.private_data;
-    rr.ulp_pd_len = c->set.private_data_len;
-    return conn_queue_rr(c, &rr);
-}
-
-static void conn_set_framing(iw_conn *c, const iw_mpa_rr *peer) {
-    /* RFC 5044 §7.1.1: M in a frame asks the *other* side for markers; C=1
-     * in either frame turns CRCs on for both directions. */
-    c->info.markers_rx = c->set.markers;
-    c->info.markers_tx = peer->m;
-    c->info.crc = c->set.crc || peer->c;
-    c->rx_markers = c->info.markers_rx;
-    c->tx_markers = c->info.markers_tx;
-    c->rx_crc = c->tx_crc = c->info.crc;
-    c->info.mpa_rev = peer->rev;
-    c->info.mulpdu = iw_mpa_mulpdu(c->set.emss, c->tx_markers);
-    c->info.peer_private_data_len = peer->ulp_pd_len;
-    if (peer->ulp_pd_len)
-        memcpy(c->info.peer_private_data, peer->ulp_pd, peer->ulp_pd_len);
-}
-
-static unsigned conn_rtr_bits(const iw_mpa_v2 *v) {
-    return (v->rtr_send ? IW_RTR_SEND : 0) | (v->rtr_write ? IW_RTR_WRITE : 0) |
-           (v->rtr_read ? IW_RTR_READ : 0);
-}
-
-/* RFC 5044 §7.1.2 rules 2 and 3: after a Reply with R=1 MPA exits on both
- * sides and the TCP stream is left to the ULP. */
-static int conn_rejected(iw_conn *c) {
-    c->state = IW_CONN_CLOSED;
-    c->rx = RX_IDLE;
-    c->closed_reported = true;
-    iw_event ev = {.type = IW_EV_REJECTED, .info = &c->info, .close = IW_CLOSE_MPA_REJECTED,
-                   .rfc = "RFC 5044 §7.1.2"};
-    int rc = iw_conn_emit(c, &ev);
-    /* Work posted before the reject completes, flushed (RFC 5040 §5.4). */
-    int rf = iw_conn_flush(c, IW_WC_FLUSHED);
-    return rc ? rc : rf;
-}
-
-static int conn_connected(iw_conn *c) {
-    c->state = IW_CONN_RTS;
-    c->deadline = 0;
-    iw_event ev = {.type = IW_EV_CONNECTED, .info = &c->info};
-    return iw_conn_emit(c, &ev);
-}
-
-/* Initiator: the RTR goes out first (RFC 6581 §5, §9.2). */
-static int conn_queue_rtr(iw_conn *c, unsigned rtr) {
-    tx_msg *t = iw_ring_push(&c->ctrl, &c->mem);
-    if (!t)
-        return IW_ERR_NOMEM;
-    t->rtr = true;
-    t->m.rv = IW_RDMAP_VERSION;
-    t->m.ddp.dv = IW_DDP_VERSION;
-    t->m.ddp.last = true;
-    if (rtr == IW_RTR_WRITE) {
-        /* Zero-length RDMA Write: STag/TO "MUST NOT be checked" (RFC 5041 §5.2). */
-        t->m.opcode = IW_OP_WRITE;
-        t->m.ddp.tagged = true;
-    } else if (rtr == IW_RTR_READ) {
-        /* Zero-length Read Request; answered by a zero-length Read Response
-         * (RFC 5040 §5.2.1). */
-        t->m.opcode = IW_OP_READ_REQ;
-        t->m.ddp.qn = IW_QN_READ_REQ;
-        ord_ent *o = iw_ring_push(&c->ord, &c->mem);
-        if (!o)
-            return IW_ERR_NOMEM;
-        o->rtr = true;
-    } else {
-        t->m.opcode = IW_OP_SEND; /* consumes MSN 1 on QN 0 */
-        t->m.ddp.qn = IW_QN_SEND;
-    }
-    return 0;
-}
-
-static int conn_mpa_reply_rx(iw_conn *c, const iw_mpa_rr *rr) {
-    conn_set_framing(c, rr);
-    c->info.enhanced = rr->enhanced && c->set.mpa_rev >= IW_MPA_REV2;
-    if (c->info.enhanced) {
-        /* RFC 6581 §9.1: the responder's IRD/ORD reach the ULP for both
-         * MPA Accept and Reject. */
-        c->info.peer_ird = rr->v2.ird;
-        c->info.peer_ord = rr->v2.ord;
-    }
-    if (rr->r) {
-        /* RFC 5044 §7.1.2 rule 3: exit MPA; the TCP stream is the ULP's. */
-        return conn_rejected(c);
-    }
-    c->info.ird = c->set.ird;
-    c->info.ord = c->set.ord;
-    unsigned rtr = 0;
-    bool ird_short = false;
-    if (c->info.enhanced) {
-        /* RFC 6581 §9.1: our IRD >= responder ORD, our ORD <= responder IRD;
-         * 0x3FFF leaves ours unchanged. */
-        if (rr->v2.ord != IW_MPA_V2_NO_NEG && rr->v2.ord > c->info.ird) {
-            if (rr->v2.ord > c->set.ird_max)
-                ird_short = true;
-            else
-                c->info.ird = rr->v2.ord;
-        }
-        if (rr->v2.ird != IW_MPA_V2_NO_NEG && c->info.ord > rr->v2.ird)
-            c->info.ord = rr->v2.ird;
-        if (c->set.p2p && rr->v2.p2p) {
-            c->info.p2p = true;
-            unsigned both = conn_rtr_bits(&rr->v2) & c->set.rtr;
-            /* A Read RTR is a Read Request: with a responder IRD of 0 it
-             * cannot be sent (RFC 5040 §6.1); §9.2 then wants another RTR
-             * or TERM 2/0/7. */
-            if (rr->v2.ird == 0)
-                both &= ~IW_RTR_READ;
-            /* RFC 6581 §1.1: the choice among several is ours. Prefer the
-             * zero-length Write: it consumes no buffer at the responder. */
-            rtr = (both & IW_RTR_WRITE) ? IW_RTR_WRITE
-                  : (both & IW_RTR_READ) ? IW_RTR_READ
-                  : (both & IW_RTR_SEND) ? IW_RTR_SEND : 0;
-            c->info.rtr = rtr;
-        }
-    }
-    c->tx_allowed = true; /* the initiator sends first (RFC 5044 §7.1.2 rule 4) */
-    iw_rx_start_fpdus(c);
-    int rc = conn_connected(c);
-    if (rc)
-        return rc;
-    if (ird_short)
-        return iw_conn_fail_terminate(c, IW_TERM_LLP_MPA_INSUFFICIENT_IRD, "RFC 6581 §9.1", NULL,
-                                      0, 0, NULL, false);
-    if (c->info.p2p && !rtr)
-        return iw_conn_fail_terminate(c, IW_TERM_LLP_MPA_NO_MATCHING_RTR, "RFC 6581 §9.2", NULL,
-                                      0, 0, NULL, false);
-    if (c->info.p2p)
-        return conn_queue_rtr(c, rtr);
-    return 0;
-}
-
-static int conn_mpa_request_rx(iw_conn *c, const iw_mpa_rr *rr) {
-    conn_set_framing(c, rr);
-    iw_mpa_rr rep = {0};
-    rep.type = IW_MPA_REPLY;
-    rep.m = c->set.markers;
-    rep.c = c->set.crc;
-    /* RFC 6581 §6, §10: answer Rev 1 / S=0 with an RFC 5044 Reply; a Rev 2
-     * responder MUST still accept Rev 1 Requests. */
-    rep.rev = rr->rev < c->set.mpa_rev ? rr->rev : c->set.mpa_rev;
-    c->info.enhanced = rr->enhanced && c->set.mpa_rev >= IW_MPA_REV2;
-    c->info.ird = c->set.ird;
-    c->info.ord = c->set.ord;
-    if (c->info.enhanced) {
-        rep.s = true;
-        c->info.peer_ird = rr->v2.ird;
-        c->info.peer_ord = rr->v2.ord;
-        /* RFC 6581 §9.1: our ORD <= initiator IRD; 0x3FFF means no
-         * negotiation in that direction. */
-        rep.v2.ird = c->info.ird;
-        rep.v2.ord = c->info.ord;
-        if (rr->v2.ird == IW_MPA_V2_NO_NEG)
-            rep.v2.ord = IW_MPA_V2_NO_NEG;
-        else if (c->info.ord > rr->v2.ird)
-            rep.v2.ord = c->info.ord = rr->v2.ird;
-        if (rr->v2.ord == IW_MPA_V2_NO_NEG)
-            rep.v2.ird = IW_MPA_V2_NO_NEG;
-        if (rr->v2.p2p) {
-            /* §9.2: A=1 back, the requested RTRs we support, and at least one. */
-            unsigned both = conn_rtr_bits(&rr->v2) & c->set.rtr;
-            if (!both)
-                both = c->set.rtr ? c->set.rtr : IW_RTR_WRITE;
-            rep.v2.p2p = true;
-            rep.v2.rtr_send = (both & IW_RTR_SEND) != 0;
-            rep.v2.rtr_write = (both & IW_RTR_WRITE) != 0;
-            rep.v2.rtr_read = (both & IW_RTR_READ) != 0;
-            /* §9.1: offering the Read RTR, raise an IRD of 0 to 1 so the
-             * zero-length Read can be accepted. */
-            if ((both & IW_RTR_READ) && c->info.ird == 0) {
-                c->info.ird = 1;
-                if (rep.v2.ird == 0)
-                    rep.v2.ird = 1;
-            }
-            c->info.p2p = true;
-            c->info.rtr = both;
-            c->rtr_pending_rx = true;
-        }
-    }
-    rep.r = c->set.reject;
-    rep.ulp_pd = c->set.private_data;
-    rep.ulp_pd_len = c->set.private_data_len;
-    int rc = conn_queue_rr(c, &rep);
-    if (rc)
-        return rc;
-    if (c->set.reject) {
-        /* RFC 5044 §7.1.2 rule 2: Reply with R=1, exit MPA, TCP stays open. */
-        return conn_rejected(c);
-    }
-    iw_rx_start_fpdus(c);
-    return conn_connected(c);
-}
-
-int iw_conn_mpa_rx(iw_conn *c) {
-    iw_mpa_rr rr;
-    iw_verdict v;
-    iw_mpa_rr_type want = c->set.role == IW_ROLE_INITIATOR ? IW_MPA_REPLY : IW_MPA_REQUEST;
-    iw_ssize n = iw_mpa_rr_decode(&rr, c->mpa_in, c->mpa_in_len, &v);
-    if (n == IW_ERR_PROTO && v.close == IW_CLOSE_MPA_BAD_KEY &&
-        iw_fault(c, IW_FAULT_ACCEPT_MPA_BAD_KEY)) {
-        if (c->mpa_in_len < IW_MPA_KEY_LEN)
-            return 0;
-        memcpy(c->mpa_in, want == IW_MPA_REPLY ? IW_MPA_KEY_REP : IW_MPA_KEY_REQ, IW_MPA_KEY_LEN);
-        n = iw_mpa_rr_decode(&rr, c->mpa_in, c->mpa_in_len, &v);
-    }
-    if (n == IW_ERR_PROTO && v.close == IW_CLOSE_MPA_BAD_REV &&
-        iw_fault(c, IW_FAULT_ACCEPT_MPA_BAD_REV)) {
-        c->mpa_in[17] = c->set.mpa_rev;
-        n = iw_mpa_rr_decode(&rr, c->mpa_in, c->mpa_in_len, &v);
-    }
-    if (n == IW_ERR_NEED_MORE)
-        return 0;
-    if (n < 0)
-        return iw_conn_close_with(c, v.close);
-    v = iw_mpa_rr_expect(&rr, want);
-    if (v.kind != IW_VERDICT_OK)
-        return iw_conn_close_with(c, v.close);
-    return want == IW_MPA_REPLY ? conn_mpa_reply_rx(c, &rr) : conn_mpa_request_rx(c, &rr);
-}
-
-/* ---- Terminate (RFC 5040 §5.4, §7.1) and close ---- */
-
-int iw_conn_fail_terminate(iw_conn *c, uint16_t triple, const char *rfc, const uint8_t *ddp_hdr,
-                           size_t ddp_len, uint16_t seg_len, const uint8_t *rreq, bool with_hdr) {
-    /* §7.1 rule 4: the first error is the one reported. */
-    if (c->term_queued || c->state == IW_CONN_CLOSED || iw_fault_skip(c, triple))
-        return 0;
-    if (iw_fault(c, IW_FAULT_MISCODE) && c->set.faults.miscode_triple == triple)
-        triple = (uint16_t)((triple & 0xFF00) | ((triple + 1) & 0xFF));
-    if (iw_fault(c, IW_FAULT_NO_HDR_COPY))
-        with_hdr = false;
-    if (iw_fault(c, IW_FAULT_BAD_SEG_LEN))
-        seg_len++;
-    c->term_rfc = rfc;
-    iw_term_info *t = &c->term_out;
-    memset(t, 0, sizeof *t);
-    t->triple = triple;
-    /* Fig. 10: DDP and Remote Operation/Protection errors carry the DDP
-     * Segment Length and header; LLP and local catastrophic ones do not.
-     * Remote Protection errors on a Read Request also carry its header. */
-    if (with_hdr && ddp_hdr && ddp_len) {
-        t->m = t->d = true;
-        t->ddp_seg_len = seg_len;
-        memcpy(t->hdr, ddp_hdr, ddp_len);
-        t->hdr_len = ddp_len;
-        if (rreq) {
-            t->r = true;
-            memcpy(t->hdr + ddp_len, rreq, IW_RDMAP_READ_REQ_LEN);
-            t->hdr_len += IW_RDMAP_READ_REQ_LEN;
-        }
-    }
-    c->term_queued = true;
-    c->state = IW_CONN_TERMINATE;
-    /* RFC 5041 §7.1: drop every later incoming segment. */
-    c->rx = RX_DRAIN;
-    tx_msg *m = iw_ring_push(&c->ctrl, &c->mem);
-    if (!m)
-        return IW_ERR_NOMEM;
-    m->m.opcode = IW_OP_TERMINATE;
-    m->m.rv = IW_RDMAP_VERSION;
-    m->m.ddp.dv = IW_DDP_VERSION;
-    m->m.ddp.last = true;
-    m->m.ddp.qn = IW_QN_TERMINATE;
-    m->m.ddp.msn = c->tx_msn_term++;
-    iw_rdmap_term *th = &m->m.u.term;
-    th->layer = (uint8_t)iw_term_layer(triple);
-    th->etype = (uint8_t)iw_term_etype(triple);
-    if (iw_fault(c, IW_FAULT_SWAP_NIBBLES)) {
-        th->layer = (uint8_t)iw_term_etype(triple);
-        th->etype = (uint8_t)iw_term_layer(triple);
-    }
-    th->ecode = (uint8_t)iw_term_ecode(triple);
-    th->m = t->m;
-    th->d = t->d;
-    th->r = t->r;
-    th->ddp_seg_len = t->ddp_seg_len;
-    th->ddp_raw = t->d ? t->hdr : NULL;
-    th->ddp_raw_len = t->d ? ddp_len : 0;
-    if (t->r) {
-        /* The copied Read Request header goes back exactly as received. */
-        th->rreq.sink_stag = iw_get_u32(rreq);
-        th->rreq.sink_to = iw_get_u64(rreq + 4);
-        th->rreq.read_size = iw_get_u32(rreq + 12);
-        th->rreq.src_stag = iw_get_u32(rreq + 16);
-        th->rreq.src_to = iw_get_u64(rreq + 20);
-    }
-    return iw_conn_flush(c, IW_WC_FLUSHED);
-}
-
-/* Report finished work requests from the head of the completion queue:
- * RFC 5040 §5.5 rule 15, operations complete in submission order. */
-static int conn_cq_drain(iw_conn *c) {
-    while (c->cq.count) {
-        cq_ent e = *(cq_ent *)iw_ring_at(&c->cq, 0);
-        if (!e.done)
-            break;
-        iw_ring_pop(&c->cq);
-        c->cq_seq++;
-        iw_event ev = {.type = e.type, .status = e.status, .wr_id = e.wr_id, .len = e.len,
-                       .atomic_orig = e.atomic_orig};
-        int rc = iw_conn_emit(c, &ev);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
-static cq_ent *conn_cq_pending(iw_conn *c, uint32_t seq) {
-    uint32_t i = seq - c->cq_seq;
-    if (i >= c->cq.count)
-        return NULL;
-    cq_ent *e = iw_ring_at(&c->cq, i);
-    return e->done ? NULL : e;
-}
-
-void iw_conn_mark_done(iw_conn *c, uint32_t seq, iw_wc_status st) {
-    cq_ent *e = conn_cq_pending(c, seq);
-    if (e) {
-        e->done = true;
-        e->status = st;
-    }
-}
-
-int iw_conn_complete(iw_conn *c, uint32_t seq, iw_wc_status st, uint32_t len, uint64_t orig) {
-    cq_ent *e = conn_cq_pending(c, seq);
-    if (!e)
-        return 0;
-    e->done = true;
-    e->status = st;
-    e->len = len;
-    e->atomic_orig = orig;
-    return conn_cq_drain(c);
-}
-
-int iw_conn_flush(iw_conn *c, iw_wc_status st) {
-    /* Operations not yet given to DDP complete in error (RFC 5040 §5.4),
-     * still in submission order (§5.5 rule 15). An FPDU half written to
-     * the LLP finishes going out, but its message is no longer queued. */
-    if (c->tx.active && (c->tx.src == TXQ_SQ || c->tx.src == TXQ_RESP))
-        c->tx.src = TXQ_NONE;
-    c->sq.count = c->sq.head = 0;
-    c->ord.count = c->ord.head = 0;
-    for (uint32_t i = 0; i < c->cq.count; i++) {
-        cq_ent *e = iw_ring_at(&c->cq, i);
-        if (!e->done) {
-            e->done = true;
-            e->status = st;
-        }
-    }
-    /* Everything is flushed even if a callback fails; the first failure
-     * is what the engine call returns (IW_ERR_CALLBACK). conn_cq_drain
-     * stops at a failing callback after popping its entry, so it is called
-     * again until the queue is empty: at most once per entry queued now
-     * (one more to see it empty), so no callback can keep it looping. */
-    int rc = 0;
-    for (uint32_t left = c->cq.count + 1; left; left--) {
-        int e = conn_cq_drain(c);
-        if (!rc)
-            rc = e;
-        if (!e)
-            break;
-    }
-    while (c->rq.count) {
-        rq_ent *r = iw_ring_at(&c->rq, 0);
-        iw_event ev = {.type = IW_EV_RECV, .status = st, .wr_id = r->wr_id};
-        iw_ring_pop(&c->rq);
-        int e = iw_conn_emit(c, &ev);
-        if (!rc)
-            rc = e;
-    }
-    c->resp.count = 0;
-    c->resp.head = 0;
-    return rc;
-}
-
-int iw_conn_close_with(iw_conn *c, iw_close_reason why) {
-    if (c->state == IW_CONN_CLOSED)
-        return 0;
-    c->state = IW_CONN_CLOSED;
-    c->mpa_out_off = c->mpa_out_len; /* a closed stream sends nothing more */
-    c->rx = RX_IDLE;
-    int rc = iw_conn_flush(c, IW_WC_FLUSHED);
-    if (c->closed_reported)
-        return rc;
-    c->closed_reported = true;
-    iw_event ev = {.type = IW_EV_CLOSED, .close = why, .rfc = iw_close_rfc(why)};
-    int e = iw_conn_emit(c, &ev);
-    return rc ? rc : e;
-}
-
 int iw_conn_rx_eof(iw_conn *c, iw_tstamp now) {
+    if (iw_conn_busy(c))
+        return IW_ERR_INVALID_ARG; /* called from a callback */
     (void)now;
-    return iw_conn_close_with(c, c->term_queued ? IW_CLOSE_TERMINATED : IW_CLOSE_LLP_CLOSED);
+    return iw_term_close(c, c->term_queued ? IW_CLOSE_TERMINATED : IW_CLOSE_LLP_CLOSED);
 }
 
 int iw_conn_close(iw_conn *c, iw_tstamp now) {
@@ -567,7 +108,7 @@ int iw_conn_close(iw_conn *c, iw_tstamp now) {
         return 0;
     c->closing = true;
     if (!iw_tx_pending(c))
-        return iw_conn_close_with(c, IW_CLOSE_ULP_CLOSE);
+        return iw_term_close(c, IW_CLOSE_ULP_CLOSE);
     return 0;
 }
 
@@ -575,10 +116,18 @@ iw_tstamp iw_conn_get_expiry(const iw_conn *c) {
     return c->state == IW_CONN_MPA && c->deadline ? c->deadline : UINT64_MAX;
 }
 
+int iw_conn_start(iw_conn *c, iw_tstamp now) {
+    if (c->state != IW_CONN_IDLE || c->in_cb)
+        return IW_ERR_INVALID_ARG;
+    return iw_startup_begin(c, now);
+}
+
 int iw_conn_handle_expiry(iw_conn *c, iw_tstamp now) {
+    if (iw_conn_busy(c))
+        return IW_ERR_INVALID_ARG; /* called from a callback */
     /* RFC 5044 §7.1.2 rules 8 and 10: time out the startup frames. */
     if (c->state == IW_CONN_MPA && c->deadline && now >= c->deadline)
-        return iw_conn_close_with(c, IW_CLOSE_MPA_TIMEOUT);
+        return iw_term_close(c, IW_CLOSE_MPA_TIMEOUT);
     return 0;
 }
 

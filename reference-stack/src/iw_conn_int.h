@@ -1,22 +1,24 @@
-/* iw_conn internals shared by iw_conn.c (lifecycle, MPA startup, work
- * requests), iw_tx.c (transmit) and iw_rx.c (receive and placement). */
+/* The connection's state, shared by the engine's modules. Each module's
+ * functions are declared in its own header; calls go one way:
+ *
+ *   iw_conn.c (public lifecycle, work requests, close, timers)
+ *     -> iw_rx.c (receive, placement) -> iw_startup.c (MPA startup frames)
+ *     -> iw_tx.c (transmit)
+ *          -> iw_term.c (Terminate, close) -> iw_cq.c (events, completions)
+ *               -> iw_ring.c
+ *
+ * What this header defines inline is state initialisation only. */
 #ifndef IW_CONN_INT_H
 #define IW_CONN_INT_H
 
+#include <string.h>
+
+#include <iwarp/crc32c.h>
 #include <iwarp/engine.h>
+#include <iwarp/faults.h>
 
 #include "iw_place.h"
-
-/* A growable FIFO of fixed-size items (ring buffer). */
-typedef struct iw_ring {
-    uint8_t *items;
-    uint32_t item_size, cap, head, count;
-} iw_ring;
-
-void *iw_ring_at(const iw_ring *r, uint32_t i); /* i-th from the head */
-void *iw_ring_push(iw_ring *r, const iw_mem *mem); /* NULL: no memory */
-void iw_ring_pop(iw_ring *r);
-void iw_ring_free(iw_ring *r, const iw_mem *mem);
+#include "iw_ring.h"
 
 /* An outbound message (RFC 5040 §5): what to put in its DDP/RDMAP headers
  * and where its payload lies. Segmented into FPDUs by iw_tx.c. */
@@ -123,8 +125,10 @@ struct iw_conn {
     iw_mem mem;
     uint32_t pd;
     iw_conn_settings set;
+    iw_faults faults;     /* copied from set.faults (zero: conformant) */
     iw_callbacks cb;
     void *user;
+    unsigned in_cb;       /* callbacks running (iw_cq_emit) */
     iw_conn_state state;
     iw_conn_info info;
     iw_conn_stats stats;
@@ -201,30 +205,31 @@ struct iw_conn {
     const char *term_rfc;
 };
 
-/* Fault injection (IW_FAULT_*): only iwarp-target --fault sets these. */
-static inline bool iw_fault(const iw_conn *c, unsigned f) { return (c->set.faults.flags & f) != 0; }
+/* Fault injection (<iwarp/faults.h>): only iwarp-target --fault sets these. */
+static inline bool iw_fault(const iw_conn *c, unsigned f) { return (c->faults.flags & f) != 0; }
 static inline bool iw_fault_skip(const iw_conn *c, uint16_t triple) {
-    return iw_fault(c, IW_FAULT_SKIP) && c->set.faults.skip_triple == triple;
+    return iw_faults_skips(&c->faults, triple);
 }
 
-/* iw_conn.c */
-int iw_conn_emit(iw_conn *c, iw_event *ev);
-int iw_conn_fail_terminate(iw_conn *c, uint16_t triple, const char *rfc, const uint8_t *ddp_hdr,
-                           size_t ddp_len, uint16_t seg_len, const uint8_t *rreq, bool with_hdr);
-int iw_conn_close_with(iw_conn *c, iw_close_reason why);
-int iw_conn_mpa_rx(iw_conn *c); /* a complete MPA frame is in mpa_in */
-int iw_conn_flush(iw_conn *c, iw_wc_status st); /* IW_ERR_CALLBACK if a callback failed */
-/* Work request seq finished with st; reported by the next drain or flush. */
-void iw_conn_mark_done(iw_conn *c, uint32_t seq, iw_wc_status st);
-/* Work request seq finished; report it and every finished one behind it. */
-int iw_conn_complete(iw_conn *c, uint32_t seq, iw_wc_status st, uint32_t len, uint64_t orig);
+/* The receive side enters Full Operation: RFC 5044 §4.3, the marker grid
+ * starts at its first octet. */
+static inline void iw_rx_start_fpdus(iw_conn *c) {
+    c->rx_pos = 0;
+    c->rx = RX_HDR;
+    c->hdr_got = 0;
+    c->hdr_need = IW_MPA_HDR_LEN;
+    c->rx_crc_state = IW_CRC32C_INIT;
+    c->fpdu_started = false;
+    c->marker_got = 0;
+    c->len_known = c->want_known = false;
+}
 
-/* iw_tx.c */
-void iw_tx_init(iw_conn *c);
-bool iw_tx_pending(const iw_conn *c);
-int iw_tx_build(iw_conn *c); /* prepare the next FPDU / frame if idle */
+static inline void iw_tx_init(iw_conn *c) {
+    memset(&c->tx, 0, sizeof c->tx);
+    c->tx_pos = 0;
+}
 
-/* iw_rx.c */
-void iw_rx_start_fpdus(iw_conn *c);
+/* Engine entry points that must not run inside a callback (engine.h). */
+static inline bool iw_conn_busy(const iw_conn *c) { return c->in_cb != 0; }
 
 #endif

@@ -1,5 +1,6 @@
-/* Fault injection spec parsing (see IW_FAULT_* in engine.h). */
-#include <iwarp/engine.h>
+/* Fault injection spec parsing (<iwarp/faults.h>). */
+#include <iwarp/err.h>
+#include <iwarp/faults.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,10 +53,23 @@ int iw_faults_parse(iw_faults *f, const char *spec, char *err, size_t errlen) {
         spec += n + (spec[n] == ',');
         if (!strncmp(item, "skip:", 5) || !strncmp(item, "miscode:", 8)) {
             bool skip = item[0] == 's';
-            if (faults_triple(item + (skip ? 5 : 8), skip ? &f->skip_triple : &f->miscode_triple)) {
+            uint16_t t;
+            if (faults_triple(item + (skip ? 5 : 8), &t)) {
                 snprintf(err, errlen, "fault '%s': want L/E/C, e.g. skip:1/1/1", item);
                 return -1;
             }
+            if (skip && f->n_skip == IW_FAULT_SKIP_MAX) {
+                snprintf(err, errlen, "fault '%s': at most %d skip: items", item, IW_FAULT_SKIP_MAX);
+                return -1;
+            }
+            if (!skip && (f->flags & IW_FAULT_MISCODE)) {
+                snprintf(err, errlen, "fault '%s': only one miscode: item", item);
+                return -1;
+            }
+            if (skip)
+                f->skip_triple[f->n_skip++] = t;
+            else
+                f->miscode_triple = t;
             f->flags |= skip ? IW_FAULT_SKIP : IW_FAULT_MISCODE;
             continue;
         }
@@ -70,4 +84,13 @@ int iw_faults_parse(iw_faults *f, const char *spec, char *err, size_t errlen) {
         f->flags |= faults_named[k].flag;
     }
     return 0;
+}
+
+bool iw_faults_skips(const iw_faults *f, uint16_t triple) {
+    if (!f || !(f->flags & IW_FAULT_SKIP))
+        return false;
+    for (unsigned i = 0; i < f->n_skip; i++)
+        if (f->skip_triple[i] == triple)
+            return true;
+    return false;
 }

@@ -15,22 +15,12 @@
 
 #include <iwarp/crc32c.h>
 
-#include "iw_conn_int.h"
+#include "iw_cq.h"
+#include "iw_startup.h"
+#include "iw_term.h"
 #include "iw_wire.h"
 
 enum { RXP_DATA = 1, RXP_MARKER };
-
-void iw_rx_start_fpdus(iw_conn *c) {
-    /* RFC 5044 §4.3: the marker grid starts at Full Operation's first octet. */
-    c->rx_pos = 0;
-    c->rx = RX_HDR;
-    c->hdr_got = 0;
-    c->hdr_need = IW_MPA_HDR_LEN;
-    c->rx_crc_state = IW_CRC32C_INIT;
-    c->fpdu_started = false;
-    c->marker_got = 0;
-    c->len_known = c->want_known = false;
-}
 
 static void rx_next_fpdu(iw_conn *c) {
     c->rx = RX_HDR;
@@ -156,6 +146,8 @@ static bool rx_list_run(iw_conn *c, rx_list *l, bool markers, uint8_t *t, size_t
 }
 
 int iw_conn_rx_iov(iw_conn *c, iw_iovec *iov, int max) {
+    if (iw_conn_busy(c))
+        return IW_ERR_INVALID_ARG; /* called from a callback */
     rx_recheck_region(c);
     size_t left;
     bool payload;
@@ -374,7 +366,7 @@ static int rx_deliver_recvs(iw_conn *c) {
         memcpy(ev.imm, r->imm, sizeof ev.imm);
         iw_ring_pop(&c->rq);
         c->rq_msn++;
-        int rc = iw_conn_emit(c, &ev);
+        int rc = iw_cq_emit(c, &ev);
         if (rc)
             return rc;
     }
@@ -416,7 +408,7 @@ static int rx_qn1_failed(iw_conn *c, const iw_place *p, const uint8_t *seg, cons
         c->qn1_msn++;
         return 0;
     }
-    return iw_conn_fail_terminate(c, p->term, p->rfc, seg, IW_DDP_UNTAGGED_HDR_LEN, c->ulpdu_len,
+    return iw_term_fail(c, p->term, p->rfc, seg, IW_DDP_UNTAGGED_HDR_LEN, c->ulpdu_len,
                                   rreq, true);
 }
 
@@ -494,8 +486,8 @@ static int rx_complete_term(iw_conn *c, const iw_rdmap_msg *m) {
     if (c->tx.active && c->tx.src == TXQ_CTRL)
         c->tx.src = TXQ_NONE;
     c->rx = RX_DRAIN;
-    int rc = iw_conn_emit(c, &ev);
-    int rf = iw_conn_flush(c, IW_WC_REMOTE_ERROR);
+    int rc = iw_cq_emit(c, &ev);
+    int rf = iw_cq_flush(c, IW_WC_REMOTE_ERROR);
     return rc ? rc : rf;
 }
 
@@ -507,7 +499,7 @@ static int rx_terminate(iw_conn *c, uint16_t triple, const char *rfc, const uint
         rx_next_fpdu(c);
         return 0;
     }
-    return iw_conn_fail_terminate(c, triple, rfc, ddp, dl, c->ulpdu_len, rreq, with_hdr);
+    return iw_term_fail(c, triple, rfc, ddp, dl, c->ulpdu_len, rreq, with_hdr);
 }
 
 static int rx_fpdu_done(iw_conn *c) {
@@ -552,7 +544,7 @@ static int rx_fpdu_done(iw_conn *c) {
             iw_ring_pop(&c->ord);
             c->ord_outstanding--;
             if (!o.rtr) /* RFC 5040 §5.5 rules 15, 19 */
-                rc = iw_conn_complete(c, o.cq_seq, IW_WC_SUCCESS, o.size, 0);
+                rc = iw_cq_complete(c, o.cq_seq, IW_WC_SUCCESS, o.size, 0);
         }
         break;
     case IW_OP_SEND:
@@ -575,7 +567,7 @@ static int rx_fpdu_done(iw_conn *c) {
         c->ord_outstanding--;
         c->qn3_msn++;
         /* RFC 7306 §5.4 rule 7, RFC 5040 §5.5 rule 15 */
-        rc = iw_conn_complete(c, o.cq_seq, IW_WC_SUCCESS, 0, m->u.atomic_resp.orig);
+        rc = iw_cq_complete(c, o.cq_seq, IW_WC_SUCCESS, 0, m->u.atomic_resp.orig);
         break;
     }
     case IW_OP_TERMINATE:
@@ -593,7 +585,7 @@ static int rx_step(iw_conn *c) {
     for (;;) {
         switch (c->rx) {
         case RX_MPA:
-            return iw_conn_mpa_rx(c);
+            return iw_startup_rx(c);
         case RX_HDR:
             /* Three gathers: ULPDU_Length; the first 14 octets of the
              * ULPDU; then the rest of the header those imply. */
@@ -711,7 +703,14 @@ static int rx_commit_data(iw_conn *c, uint8_t *at, size_t n) {
 }
 
 int iw_conn_rx_commit(iw_conn *c, size_t n, iw_tstamp now) {
+    if (iw_conn_busy(c))
+        return IW_ERR_INVALID_ARG; /* called from a callback */
     (void)now;
+    size_t listed = 0;
+    for (int i = 0; i < c->n_pieces; i++)
+        listed += c->pieces[i].len;
+    if (n > listed)
+        return IW_ERR_INVALID_ARG; /* more than rx_iov asked for */
     c->stats.bytes_rx += n;
     int np = c->n_pieces;
     c->n_pieces = 0;
@@ -808,6 +807,8 @@ static size_t rx_fast_fpdu(iw_conn *c, const uint8_t *in, size_t len) {
 }
 
 iw_ssize iw_conn_recv(iw_conn *c, const uint8_t *in, size_t len, iw_tstamp now) {
+    if (iw_conn_busy(c))
+        return IW_ERR_INVALID_ARG; /* called from a callback */
     size_t used = 0;
     iw_iovec iov[RX_PIECES];
     while (used < len) {

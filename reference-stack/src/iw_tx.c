@@ -3,12 +3,9 @@
  * lists so payload goes from the caller's memory to the socket uncopied. */
 #include <string.h>
 
-#include "iw_conn_int.h"
-
-void iw_tx_init(iw_conn *c) {
-    memset(&c->tx, 0, sizeof c->tx);
-    c->tx_pos = 0;
-}
+#include "iw_cq.h"
+#include "iw_term.h"
+#include "iw_tx.h"
 
 static bool tx_mpa_pending(const iw_conn *c) { return c->mpa_out_off < c->mpa_out_len; }
 
@@ -97,14 +94,14 @@ static int tx_revoked(iw_conn *c, int src) {
     tx_msg m = *(tx_msg *)iw_ring_at(q, 0);
     iw_ring_pop(q);
     if (src == TXQ_RESP) /* §7.1 rule 3: the Read Request's source is gone */
-        return iw_conn_fail_terminate(c, IW_TERM_RDMAP_INVALID_STAG,
+        return iw_term_fail(c, IW_TERM_RDMAP_INVALID_STAG,
                                       "RFC 5040 §7.1 rule 3; RFC 5042 §6.3.3", m.req_hdr,
                                       IW_DDP_UNTAGGED_HDR_LEN, m.req_seg_len,
                                       m.req_hdr + IW_DDP_UNTAGGED_HDR_LEN, true);
     /* §7.1 rule 1: an error while creating a Send or Write is a local one;
      * the work request says which, the Terminate carries no header. */
-    iw_conn_mark_done(c, m.cq_seq, IW_WC_LOCAL_PROT_ERROR);
-    return iw_conn_fail_terminate(c, IW_TERM_RDMAP_LOCAL_CATASTROPHIC,
+    iw_cq_mark_done(c, m.cq_seq, IW_WC_LOCAL_PROT_ERROR);
+    return iw_term_fail(c, IW_TERM_RDMAP_LOCAL_CATASTROPHIC,
                                   "RFC 5040 §7.1 rule 1; RFC 5042 §6.3.3", NULL, 0, 0, NULL,
                                   false);
 }
@@ -197,10 +194,12 @@ static int tx_fpdu_revoked(iw_conn *c) {
         return 0; /* its message was flushed already */
     }
     c->ctrl.count = c->ctrl.head = 0; /* not even a queued Terminate follows */
-    return iw_conn_close_with(c, IW_CLOSE_LOCAL_ABORT);
+    return iw_term_close(c, IW_CLOSE_LOCAL_ABORT);
 }
 
 int iw_conn_tx_iov(iw_conn *c, iw_iovec *iov, int max) {
+    if (iw_conn_busy(c))
+        return IW_ERR_INVALID_ARG; /* called from a callback */
     if (max <= 0)
         return 0;
     if (c->tx.active && !iw_rnic_ref_live(c->rnic, c->tx.mr)) {
@@ -255,16 +254,18 @@ static int tx_msg_sent(iw_conn *c) {
             x->m.ddp.qn = IW_QN_SEND;
         }
         iw_event te = {.type = IW_EV_TERM_SENT, .term = c->term_out, .rfc = c->term_rfc};
-        return iw_conn_emit(c, &te);
+        return iw_cq_emit(c, &te);
     }
     /* RFC 5040 §5.5 rule 14: a Send or Write is complete once DDP took it;
      * it is reported after every earlier operation (rule 15). */
     if (done)
-        return iw_conn_complete(c, seq, IW_WC_SUCCESS, 0, 0);
+        return iw_cq_complete(c, seq, IW_WC_SUCCESS, 0, 0);
     return 0;
 }
 
 int iw_conn_tx_commit(iw_conn *c, size_t n, iw_tstamp now) {
+    if (iw_conn_busy(c))
+        return IW_ERR_INVALID_ARG; /* called from a callback */
     (void)now;
     c->stats.bytes_tx += n;
     if (tx_mpa_pending(c)) {
@@ -301,11 +302,13 @@ int iw_conn_tx_commit(iw_conn *c, size_t n, iw_tstamp now) {
     if (n)
         return IW_ERR_INVALID_ARG;
     if (c->closing && !iw_tx_pending(c) && c->state != IW_CONN_CLOSED)
-        return iw_conn_close_with(c, IW_CLOSE_ULP_CLOSE);
+        return iw_term_close(c, IW_CLOSE_ULP_CLOSE);
     return 0;
 }
 
 iw_ssize iw_conn_write(iw_conn *c, uint8_t *out, size_t outlen, iw_tstamp now) {
+    if (iw_conn_busy(c))
+        return IW_ERR_INVALID_ARG; /* called from a callback */
     size_t w = 0;
     iw_iovec iov[16];
     while (w < outlen) {

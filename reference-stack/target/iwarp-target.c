@@ -13,6 +13,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <iwarp/faults.h>
 #include <iwarp/iwarp.h>
 #include <iwarp/verbs.h>
 
@@ -620,7 +621,7 @@ int main(int argc, char **argv) {
     t.srv.nodelay = true;
     t.srv.verbose = verbose;
     iw_conn_settings_default(&t.mpa_set, IW_ROLE_RESPONDER);
-    t.mpa_set.faults = faults;
+    t.mpa_set.faults = &faults; /* lives until main returns */
     if (faults.flags)
         fprintf(stderr, "iwarp-target: FAULTS INJECTED: this IUT is deliberately non-conformant\n");
     if (srv_rc < 0 || tgt_setup(&t) < 0) {

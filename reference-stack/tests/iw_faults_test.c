@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <iwarp/engine.h>
+#include <iwarp/faults.h>
 
 #include "iw_engine_peer.h"
 #include "iw_test.h"
@@ -54,7 +55,9 @@ static void fx_setup(fx *f, const char *faults, uint16_t ird, bool bad_key, bool
     iw_conn_settings_default(&s, IW_ROLE_RESPONDER);
     s.ird = ird;
     char err[100];
-    CHECK_EQ(iw_faults_parse(&s.faults, faults, err, sizeof err), 0);
+    static iw_faults fl; /* iw_conn_new copies it */
+    CHECK_EQ(iw_faults_parse(&fl, faults, err, sizeof err), 0);
+    s.faults = &fl;
     iw_rnic_new(&f->rnic, NULL);
     iw_pd_alloc(f->rnic, &f->pd);
     iw_mr_reg(f->rnic, f->pd, f->rw, RLEN, 0x10000, IW_ACCESS_REMOTE_WRITE | IW_ACCESS_REMOTE_READ,
@@ -110,7 +113,20 @@ IW_TEST(parse_rejects_bad_specs) {
     char err[100];
     CHECK_EQ(iw_faults_parse(&fl, "skip:1/1/1,swap-nibbles", err, sizeof err), 0);
     CHECK_EQ(fl.flags, IW_FAULT_SKIP | IW_FAULT_SWAP_NIBBLES);
-    CHECK_EQ(fl.skip_triple, 0x1101);
+    CHECK_EQ(fl.n_skip, 1);
+    CHECK_EQ(fl.skip_triple[0], 0x1101);
+    CHECK(iw_faults_skips(&fl, 0x1101));
+    CHECK(!iw_faults_skips(&fl, 0x2002));
+    CHECK(!iw_faults_skips(NULL, 0x1101));
+    /* Every skip: counts, none is silently dropped (issue 12). */
+    CHECK_EQ(iw_faults_parse(&fl, "skip:2/0/2,skip:2/0/3", err, sizeof err), 0);
+    CHECK_EQ(fl.n_skip, 2);
+    CHECK(iw_faults_skips(&fl, 0x2002) && iw_faults_skips(&fl, 0x2003));
+    CHECK_EQ(iw_faults_parse(&fl, "skip:0/0/1,skip:0/0/2,skip:0/0/3,skip:0/0/4,skip:0/0/5,"
+                                  "skip:0/0/6,skip:0/0/7,skip:0/0/8,skip:0/0/9", err, sizeof err), -1);
+    CHECK(strstr(err, "at most 8") != NULL);
+    CHECK_EQ(iw_faults_parse(&fl, "miscode:1/1/1,miscode:1/1/2", err, sizeof err), -1);
+    CHECK(strstr(err, "only one miscode") != NULL);
     CHECK_EQ(iw_faults_parse(&fl, "miscode:0x1/0x2/0x05", err, sizeof err), 0);
     CHECK_EQ(fl.miscode_triple, 0x1205);
     CHECK_EQ(iw_faults_parse(&fl, "", err, sizeof err), 0);

@@ -16,7 +16,19 @@
  *  - iw_conn_rx_iov + iw_conn_rx_commit / iw_conn_tx_iov + iw_conn_tx_commit
  *    describe where the next input octets belong and which octets go out
  *    next, so a socket binding can readv()/writev() payload straight between
- *    the kernel and the registered memory with no copy in user space. */
+ *    the kernel and the registered memory with no copy in user space.
+ *
+ * Return values: 0 (or a count), or a negative IW_ERR_* listed at each
+ * function. IW_ERR_INVALID_ARG and IW_ERR_PROTO change nothing; at or below
+ * IW_ERR_FATAL (IW_ERR_NOMEM, IW_ERR_CALLBACK: iw_err_is_fatal) the object
+ * that returned it can only be deleted.
+ *
+ * Lifetimes: what a function is given is copied before it returns, except
+ * where a comment says otherwise (work request payload, receive buffers,
+ * registered memory, the faults of a connection's settings). What the
+ * engine hands out (events, iovecs, iw_conn_info) is valid as stated there.
+ * No global state: separate RNICs may be used from separate threads; one
+ * RNIC and its connections from one thread at a time. */
 #ifndef IWARP_ENGINE_H
 #define IWARP_ENGINE_H
 
@@ -32,12 +44,16 @@ IW_BEGIN_DECLS
 
 typedef struct iw_rnic iw_rnic;
 
-/* mem may be NULL for the C library's allocator. */
+/* mem may be NULL for the C library's allocator; it is copied, and every
+ * allocation of the RNIC and its connections goes through it.
+ * IW_ERR_INVALID_ARG (out NULL), IW_ERR_NOMEM. */
 int iw_rnic_new(iw_rnic **out, const iw_mem *mem);
+/* Delete the connections first (iw_conn_del). */
 void iw_rnic_del(iw_rnic *rnic);
 
+/* A protection domain (RFC 5042 §5): never 0. IW_ERR_NOMEM. */
 int iw_pd_alloc(iw_rnic *rnic, uint32_t *pd);
-/* Fails with IW_ERR_INVALID_ARG while regions or connections still use pd. */
+/* IW_ERR_INVALID_ARG if unknown, or while regions or connections use pd. */
 int iw_pd_free(iw_rnic *rnic, uint32_t pd);
 
 /* Access rights (RFC 5040 §5.1, RFC 7306 §5). */
@@ -50,8 +66,12 @@ int iw_pd_free(iw_rnic *rnic, uint32_t pd);
 #define IW_MR_NO_INVALIDATE 0x100u
 
 /* Register len octets at addr; the first octet has Tagged Offset base_to.
- * The STag is index << 8 | key (RFC 5040 §2.1: an 8-bit consumer key); the
- * key changes every time an index is reused, so a stale STag never matches. */
+ * The memory must stay valid until iw_mr_dereg returns (or iw_rnic_del).
+ * The STag is index << 8 | key, an 8-bit key that changes every time an
+ * index is reused, so a stale STag does not match (RFC 5042 §5.2 lets the
+ * RNIC form STags; the key is the verbs' convention, not the RFCs').
+ * IW_ERR_INVALID_ARG (unknown pd, unknown access bits, len without addr, a
+ * region whose Tagged Offsets would wrap: RFC 5041 §7.1), IW_ERR_NOMEM. */
 int iw_mr_reg(iw_rnic *rnic, uint32_t pd, void *addr, uint64_t len, uint64_t base_to,
               unsigned access, uint32_t *stag);
 /* Deregister. Once it returns the engine never reads or writes the region's
@@ -86,6 +106,7 @@ typedef struct iw_mr_info {
     unsigned access;
     bool valid; /* false once invalidated */
 } iw_mr_info;
+/* IW_ERR_INVALID_ARG if unknown. */
 int iw_mr_query(const iw_rnic *rnic, uint32_t stag, iw_mr_info *out);
 
 /* ---------------- connections ---------------- */
@@ -99,34 +120,15 @@ typedef enum iw_role { IW_ROLE_INITIATOR = 1, IW_ROLE_RESPONDER } iw_role;
 #define IW_RTR_WRITE 0x2u
 #define IW_RTR_READ 0x4u
 
-/* Fault injection. These make the engine deliberately non-conformant, so the
- * conformance suite can prove each of its cases fails for the right reason
- * (iwarp-target --fault). Never set them anywhere else. */
-#define IW_FAULT_SKIP 0x0001u            /* drop a segment failing skip_triple's check, no Terminate */
-#define IW_FAULT_MISCODE 0x0002u         /* send miscode_triple's Terminate with code + 1 */
-#define IW_FAULT_SWAP_NIBBLES 0x0004u    /* layer and etype swapped in every Terminate */
-#define IW_FAULT_NO_HDR_COPY 0x0008u     /* D=0 and no copied DDP header */
-#define IW_FAULT_BAD_SEG_LEN 0x0010u     /* DDP Segment Length + 1 */
-#define IW_FAULT_SEND_AFTER_TERM 0x0020u /* one more FPDU after the Terminate */
-#define IW_FAULT_PLACE_BEFORE_CHECK 0x0040u /* a rejected tagged segment's first octet lands first */
-#define IW_FAULT_ACCEPT_BAD_CRC 0x0080u
-#define IW_FAULT_ACCEPT_MPA_BAD_KEY 0x0100u
-#define IW_FAULT_ACCEPT_MPA_BAD_REV 0x0200u
-#define IW_FAULT_IRD_UNBOUNDED 0x0400u
-#define IW_FAULT_NO_REMOTE_INVALIDATE 0x0800u
-#define IW_FAULT_IGNORE_ACCESS 0x1000u   /* tagged writes skip the access check (never bounds) */
+struct iw_faults; /* <iwarp/faults.h>: conformance testing only */
 
-typedef struct iw_faults {
-    unsigned flags;
-    uint16_t skip_triple;
-    uint16_t miscode_triple;
-} iw_faults;
-
-/* Parse "skip:1/1/1,swap-nibbles,..." into f. Returns 0, or -1 with the
- * offending item in err. */
-int iw_faults_parse(iw_faults *f, const char *spec, char *err, size_t errlen);
-
+/* Connection settings. Fill them with iw_conn_settings_default, which sets
+ * version, then change what you need: a later library may add fields at
+ * the end, and reads only those of the version given (ngtcp2's versioned
+ * structs). */
+#define IW_CONN_SETTINGS_V1 1
 typedef struct iw_conn_settings {
+    int version;         /* IW_CONN_SETTINGS_V1 */
     iw_role role;
     uint8_t mpa_rev;     /* 1 (RFC 5044) or 2 (RFC 6581 enhanced frames) */
     bool markers;        /* we require markers in the peer's FPDUs (our M bit) */
@@ -147,7 +149,9 @@ typedef struct iw_conn_settings {
      * a bad CRC still terminates the stream before the message completes,
      * but the target region may already have changed. */
     bool cut_through;
-    iw_faults faults;    /* zero: conformant */
+    /* NULL: conformant. Deliberate violations for conformance testing
+     * (<iwarp/faults.h>), copied by iw_conn_new. */
+    const struct iw_faults *faults;
 } iw_conn_settings;
 
 void iw_conn_settings_default(iw_conn_settings *s, iw_role role);
@@ -219,26 +223,42 @@ typedef struct iw_event {
 #define IW_CALLBACKS_V1 1
 typedef struct iw_callbacks {
     int version; /* IW_CALLBACKS_V1 */
-    /* Every completion and state change. Return 0, or non-zero to make the
-     * current engine call fail with IW_ERR_CALLBACK.
+    /* Every completion and state change. ev and what it points to are
+     * valid during the call only (ev->info: until iw_conn_del; ev->rfc: a
+     * static string). Return 0, or non-zero to make the current engine
+     * call fail with IW_ERR_CALLBACK.
      *
-     * After IW_ERR_CALLBACK the connection can only be dropped (iw_conn_del
-     * and close the TCP connection), as after nghttp2's
-     * NGHTTP2_ERR_CALLBACK_FAILURE, although the code is above IW_ERR_FATAL:
+     * From inside the callback the application may call, on this and
+     * other connections: iw_conn_post_send, iw_conn_post_recv,
+     * iw_conn_close, the getters, and iw_pd_* / iw_mr_* (a region it
+     * deregisters is fenced as iw_mr_dereg says). It must not move bytes
+     * or time: iw_conn_recv, _write, _rx_iov, _rx_commit, _tx_iov,
+     * _tx_commit, _rx_eof, _handle_expiry and _start return
+     * IW_ERR_INVALID_ARG there; and it must not delete the connection or
+     * the RNIC.
+     *
+     * IW_ERR_CALLBACK is fatal (nghttp2's NGHTTP2_ERR_CALLBACK_FAILURE):
      * the failed call does not say how many octets it consumed
      * (iw_conn_recv, rx_commit) or wrote (iw_conn_write, tx_commit), yet
      * what it wrote is already counted as sent (iw_conn_stats.bytes_tx), so
-     * neither direction of the TCP stream can be resumed correctly. The
-     * engine still finishes what the call was doing: a flush reports every
-     * completion even when callbacks fail. */
+     * neither direction of the TCP stream can be resumed: drop the
+     * connection (iw_conn_del, close the socket). The engine still finishes
+     * what the call was doing: a flush reports every completion even when
+     * callbacks fail. */
     int (*on_event)(iw_conn *conn, const iw_event *ev, void *user);
 } iw_callbacks;
 
+/* A connection of the RNIC in protection domain pd. s and cb are copied.
+ * IW_ERR_INVALID_ARG (a settings or callbacks version this library does
+ * not know, an unknown pd, inconsistent settings), IW_ERR_NOMEM. */
 int iw_conn_new(iw_conn **out, iw_rnic *rnic, uint32_t pd, const iw_conn_settings *s,
                 const iw_callbacks *cb, void *user);
+/* Frees the connection without reporting anything; posted buffers and
+ * work requests are the caller's again. Not from a callback. */
 void iw_conn_del(iw_conn *conn);
 
-/* Begin MPA startup (the initiator queues its Request; the responder waits). */
+/* Begin MPA startup (the initiator queues its Request; the responder
+ * waits). IW_ERR_INVALID_ARG if already started or from a callback. */
 int iw_conn_start(iw_conn *conn, iw_tstamp now);
 
 /* ---- work requests ---- */
@@ -274,39 +294,58 @@ typedef struct iw_send_wr {
     uint8_t imm[IW_RDMAP_IMM_LEN];
 } iw_send_wr;
 
-/* Queue an operation. IW_ERR_INVALID_ARG for an inconsistent request
- * (including a local source STag that is unknown, invalid, of another PD,
- * or too short for len), IW_ERR_PROTO when the stream no longer accepts
- * work. */
+/* Queue an operation; wr is copied, its payload is not (see data). Every
+ * posted operation completes exactly once, in post order (RFC 5040 §5.5
+ * rule 15). IW_ERR_INVALID_ARG for an inconsistent request (including a
+ * local source STag that is unknown, invalid, of another PD, or too short
+ * for len), IW_ERR_PROTO when the stream no longer accepts work (after a
+ * Terminate, a close or iw_conn_close), IW_ERR_NOMEM. */
 int iw_conn_post_send(iw_conn *conn, const iw_send_wr *wr);
-/* Post an untagged receive buffer on QN 0 (RFC 5041 §5.3). */
+/* Post an untagged receive buffer on QN 0 (RFC 5041 §5.3); buf stays the
+ * engine's until its IW_EV_RECV (successful or flushed). IW_ERR_INVALID_ARG
+ * (len without buf), IW_ERR_PROTO (the stream ended), IW_ERR_NOMEM. */
 int iw_conn_post_recv(iw_conn *conn, uint64_t wr_id, void *buf, uint32_t len);
 
 /* ---- bytes in and out ---- */
 
-/* Copying forms: consume all of in / fill out. iw_conn_recv returns len,
- * or IW_ERR_CALLBACK (drop the connection: see iw_callbacks) / IW_ERR_NOMEM;
- * a peer's violation is never an error here: it is answered with a
- * Terminate. */
+/* Copying forms. iw_conn_recv consumes all of in (the octets after a
+ * Terminate or a close are counted and dropped) and returns len; a peer's
+ * violation is never an error here: it is answered with a Terminate.
+ * iw_conn_write fills out with what is ready to go and returns how many
+ * octets, 0 when nothing is. Both: IW_ERR_CALLBACK, IW_ERR_NOMEM (fatal),
+ * IW_ERR_INVALID_ARG from a callback. in and out are used during the call
+ * only. */
 iw_ssize iw_conn_recv(iw_conn *conn, const uint8_t *in, size_t len, iw_tstamp now);
 iw_ssize iw_conn_write(iw_conn *conn, uint8_t *out, size_t outlen, iw_tstamp now);
+/* True when iw_conn_write / iw_conn_tx_iov have octets to give. */
 bool iw_conn_want_write(const iw_conn *conn);
 
 /* Zero-copy forms. rx_iov fills up to max slots with where the next input
- * octets go (their total is what may be read now) and returns the count;
- * rx_commit says how many octets arrived there. tx_iov/tx_commit likewise
- * for output. */
+ * octets go (their total is what may be read now) and returns the count,
+ * 0 when the stream takes no more; rx_commit says how many octets arrived
+ * there (at most their total). tx_iov/tx_commit likewise for output: the
+ * iovecs name octets to send, tx_commit how many were sent. The iovecs are
+ * valid until the next call into the connection: read or write them, then
+ * commit, with no other engine call (and so no callback) in between.
+ * _iov: IW_ERR_INVALID_ARG from a callback, IW_ERR_NOMEM (tx). _commit:
+ * IW_ERR_INVALID_ARG (more octets than listed, or from a callback),
+ * IW_ERR_CALLBACK, IW_ERR_NOMEM. */
 int iw_conn_rx_iov(iw_conn *conn, iw_iovec *iov, int max);
 int iw_conn_rx_commit(iw_conn *conn, size_t n, iw_tstamp now);
 int iw_conn_tx_iov(iw_conn *conn, iw_iovec *iov, int max);
 int iw_conn_tx_commit(iw_conn *conn, size_t n, iw_tstamp now);
 
-/* The LLP delivered FIN or failed (RFC 5044 §8 code 1, RFC 5041 §6.2.1). */
+/* The LLP delivered FIN or failed (RFC 5044 §8 code 1, RFC 5041 §6.2.1):
+ * work is flushed, IW_EV_CLOSED. IW_ERR_CALLBACK; IW_ERR_INVALID_ARG from a
+ * callback. */
 int iw_conn_rx_eof(iw_conn *conn, iw_tstamp now);
-/* ULP graceful close: flush, then IW_EV_CLOSED. */
+/* ULP graceful close: what is queued goes out, then IW_EV_CLOSED; no new
+ * work is accepted. IW_ERR_CALLBACK. Allowed from a callback. */
 int iw_conn_close(iw_conn *conn, iw_tstamp now);
 
-/* Timers: the next deadline (UINT64_MAX: none) and its handling. */
+/* Timers (the engine reads no clock): the next deadline (UINT64_MAX: none)
+ * and its handling once now has reached it. IW_ERR_CALLBACK;
+ * IW_ERR_INVALID_ARG from a callback. */
 iw_tstamp iw_conn_get_expiry(const iw_conn *conn);
 int iw_conn_handle_expiry(iw_conn *conn, iw_tstamp now);
 
@@ -318,6 +357,7 @@ typedef enum iw_conn_state {
     IW_CONN_CLOSED
 } iw_conn_state;
 iw_conn_state iw_conn_get_state(const iw_conn *conn);
+/* Filled at IW_EV_CONNECTED; valid until iw_conn_del. */
 const iw_conn_info *iw_conn_get_info(const iw_conn *conn);
 
 typedef struct iw_conn_stats {

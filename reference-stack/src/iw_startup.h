@@ -1,0 +1,12 @@
+/* MPA startup (iw_startup.c). */
+#ifndef IW_STARTUP_H
+#define IW_STARTUP_H
+
+#include "iw_conn_int.h"
+
+/* Enter MPA startup: an initiator queues its Request, a responder waits. */
+int iw_startup_begin(iw_conn *c, iw_tstamp now);
+/* The peer's startup frame so far is in mpa_in: judge it once complete. */
+int iw_startup_rx(iw_conn *c);
+
+#endif
