@@ -116,6 +116,13 @@ typedef struct tx_piece_list {
     bool last_of_msg; /* completes the message at tx_msgs' head */
     int src;          /* TXQ_* it came from */
     iw_mr_ref mr;     /* the region its payload lies in (index 0: none) */
+    /* The CRC covers what is actually sent (see tx_crc_finish): the state
+     * over the first crc_done octets, the wire offset where the CRC field
+     * starts, how many octets are committed, and whether the last tx_iov
+     * already filled the CRC field over what it handed out. */
+    uint32_t crc_state;
+    size_t crc_done, crc_at, sent;
+    bool crc_final;
 } tx_piece_list;
 
 enum { TXQ_NONE = 0, TXQ_CTRL, TXQ_RESP, TXQ_SQ };

@@ -3,6 +3,8 @@
  * lists so payload goes from the caller's memory to the socket uncopied. */
 #include <string.h>
 
+#include <iwarp/crc32c.h>
+
 #include "iw_cq.h"
 #include "iw_term.h"
 #include "iw_tx.h"
@@ -106,6 +108,59 @@ static int tx_revoked(iw_conn *c, int src) {
                                   false);
 }
 
+/* Wire offset of an FPDU's CRC field: its four octets are the last four
+ * that are not marker octets, since a marker may fall inside it (RFC 5044
+ * §4.2, §4.3: markers sit at grid positions that are multiples of 512). */
+static size_t tx_crc_field(uint32_t pos, size_t wire, bool markers) {
+    size_t need = IW_MPA_CRC_LEN, w = wire;
+    while (need) {
+        w--;
+        if (!(markers && ((pos + (uint32_t)w) & (IW_MPA_MARKER_INTERVAL - 1)) < IW_MPA_MARKER_LEN))
+            need--;
+    }
+    return w;
+}
+
+/* RFC 5044 §4.4 over the octets from wire offset `from` to `to` of the FPDU
+ * being sent, folded into st. */
+static uint32_t tx_crc_span(const iw_conn *c, uint32_t st, size_t from, size_t to) {
+    size_t w = 0;
+    for (int i = 0; i < c->tx.n && w < to && from < to; i++) {
+        size_t len = c->tx.iov[i].len;
+        if (w + len > from) {
+            size_t a = from > w ? from - w : 0, b = to - w < len ? to - w : len;
+            st = iw_crc32c_update(st, (const uint8_t *)c->tx.iov[i].base + a, b - a);
+        }
+        w += len;
+    }
+    return st;
+}
+
+/* The octets an FPDU covers may change between the time it is framed and
+ * the time they leave: the ULP or a peer's Write may modify a buffer while
+ * a Send, Write or Read Response from it is queued (RFC 5040 §5.5 rule 8
+ * makes the data indeterminate, not the framing). So the CRC is computed
+ * over what was committed plus what is handed out now, just before the
+ * CRC field itself is handed out, and the FPDU always verifies. Nothing
+ * can change the memory between tx_iov and tx_commit, so a commit that
+ * takes it all folds nothing more: the CRC is computed once per FPDU
+ * unless a write stops short. */
+static void tx_crc_finish(iw_conn *c) {
+    uint32_t crc = ~tx_crc_span(c, c->tx.crc_state, c->tx.crc_done, c->tx.crc_at);
+    c->tx.crc_final = true;
+    uint8_t le[IW_MPA_CRC_LEN];
+    iw_crc32c_put(le, crc);
+    size_t w = 0, k = 0;
+    for (int i = 0; i < c->tx.n && k < IW_MPA_CRC_LEN; i++) {
+        uint8_t *b = c->tx.iov[i].base; /* the CRC field lies in tx.frame */
+        for (size_t j = 0; j < c->tx.iov[i].len && k < IW_MPA_CRC_LEN; j++, w++)
+            if (w >= c->tx.crc_at &&
+                !(c->tx_markers &&
+                  ((c->tx_pos + (uint32_t)w) & (IW_MPA_MARKER_INTERVAL - 1)) < IW_MPA_MARKER_LEN))
+                b[j] = le[k++];
+    }
+}
+
 int iw_tx_build(iw_conn *c) {
     if (c->tx.active || tx_mpa_pending(c))
         return 0;
@@ -141,13 +196,18 @@ int iw_tx_build(iw_conn *c) {
     iw_ssize hl = iw_rdmap_encode_hdr(c->tx.hdr, sizeof c->tx.hdr, &h);
     if (hl < 0)
         return (int)hl;
-    unsigned flags = (c->tx_markers ? IW_MPA_MARKERS : 0) | (c->tx_crc ? IW_MPA_CRC : 0);
+    /* The CRC field is laid out zero here and filled in by tx_crc_finish
+     * over the octets as they leave, not as they are now. */
+    unsigned flags = c->tx_markers ? IW_MPA_MARKERS : 0;
     size_t wire;
     int n = iw_mpa_fpdu_gather(c->tx.iov, IW_MPA_GATHER_IOV_MAX, c->tx.frame, sizeof c->tx.frame,
                                c->tx_pos, flags, c->tx.hdr, (size_t)hl,
                                seg ? m->data + m->off : NULL, seg, &wire);
     if (n < 0)
         return n;
+    c->tx.crc_state = IW_CRC32C_INIT;
+    c->tx.crc_at = tx_crc_field(c->tx_pos, wire, c->tx_markers);
+    c->tx.crc_done = c->tx.sent = 0;
     c->tx.n = n;
     c->tx.idx = 0;
     c->tx.off = 0;
@@ -223,6 +283,9 @@ int iw_conn_tx_iov(iw_conn *c, iw_iovec *iov, int max) {
         iov[k].base = (uint8_t *)c->tx.iov[i].base + skip;
         iov[k].len = c->tx.iov[i].len - skip;
     }
+    c->tx.crc_final = false;
+    if (c->tx_crc && c->tx.idx + k == c->tx.n)
+        tx_crc_finish(c); /* the list reaches the CRC field */
     return k;
 }
 
@@ -278,6 +341,14 @@ int iw_conn_tx_commit(iw_conn *c, size_t n, iw_tstamp now) {
     while (n && c->tx.active) {
         size_t left = c->tx.iov[c->tx.idx].len - c->tx.off;
         size_t take = n < left ? n : left;
+        c->tx.sent += take;
+        /* A write that stopped short: fold what left, as it was. */
+        if (c->tx_crc && !(c->tx.crc_final && c->tx.sent >= c->tx.crc_at) &&
+            c->tx.crc_done < c->tx.crc_at) {
+            size_t to = c->tx.sent < c->tx.crc_at ? c->tx.sent : c->tx.crc_at;
+            c->tx.crc_state = tx_crc_span(c, c->tx.crc_state, c->tx.crc_done, to);
+            c->tx.crc_done = to;
+        }
         c->tx.off += take;
         n -= take;
         if (c->tx.off < c->tx.iov[c->tx.idx].len)

@@ -487,9 +487,40 @@ IW_TEST(write_after_dereg) {
     rv_free(&r);
 }
 
+/* Not a revocation, the same hazard: a source the ULP (or a peer's Write)
+ * changes while its FPDU is half written. RFC 5040 §5.5 rule 8 makes the
+ * data indeterminate, never the framing: the CRC must cover exactly the
+ * octets that left, so the FPDU still verifies (found by fuzz_revoke). */
+IW_TEST(source_changed_mid_fpdu) {
+    rv r;
+    iw_peer_trace t = {0};
+    REQUIRE(rv_init(&r, false) == 0);
+    static uint8_t buf[1000];
+    memset(buf, 0x11, sizeof buf);
+    iw_send_wr w = {.op = IW_WR_WRITE, .wr_id = 5, .data = buf, .len = sizeof buf,
+                    .remote_stag = 0x1200};
+    CHECK_EQ(iw_conn_post_send(r.c, &w), 0);
+    CHECK_EQ(rv_send_part(&r, 300), 300);
+    memset(buf, 0x22, sizeof buf);
+    rv_drain(&r);
+    rv_decode(&r, &t);
+    const iw_peer_frame *f = last_fpdu(&t);
+    REQUIRE(f && f->msg.opcode == IW_OP_WRITE);
+    CHECK_EQ(f->crc, IW_CRC_GOOD);
+    CHECK_EQ(f->verdict.kind, IW_VERDICT_OK);
+    size_t old = 0, now = 0;
+    for (size_t k = 0; k < f->msg.payload_len; k++) {
+        old += f->msg.payload[k] == 0x11;
+        now += f->msg.payload[k] == 0x22;
+    }
+    CHECK(old > 0 && now > 0 && old + now == sizeof buf);
+    iw_peer_trace_free(&t);
+    rv_free(&r);
+}
+
 IW_TEST_MAIN("iw_revoke", IW_CASE(read_response_unsent_dereg),
              IW_CASE(read_response_partly_sent_dereg), IW_CASE(read_response_mid_fpdu_dereg),
              IW_CASE(read_response_invalidated), IW_CASE(read_response_stag_reused),
              IW_CASE(send_source_dereg), IW_CASE(write_source_by_stag),
              IW_CASE(write_split_dereg_cut_through), IW_CASE(write_split_dereg_staged),
-             IW_CASE(write_after_dereg))
+             IW_CASE(write_after_dereg), IW_CASE(source_changed_mid_fpdu))
