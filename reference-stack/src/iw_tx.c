@@ -151,13 +151,16 @@ static void tx_crc_finish(iw_conn *c) {
     uint8_t le[IW_MPA_CRC_LEN];
     iw_crc32c_put(le, crc);
     size_t w = 0, k = 0;
-    for (int i = 0; i < c->tx.n && k < IW_MPA_CRC_LEN; i++) {
+    for (int i = 0; i < c->tx.n && k < IW_MPA_CRC_LEN; w += c->tx.iov[i].len, i++) {
+        if (w + c->tx.iov[i].len <= c->tx.crc_at)
+            continue; /* before the field */
         uint8_t *b = c->tx.iov[i].base; /* the CRC field lies in tx.frame */
-        for (size_t j = 0; j < c->tx.iov[i].len && k < IW_MPA_CRC_LEN; j++, w++)
-            if (w >= c->tx.crc_at &&
-                !(c->tx_markers &&
-                  ((c->tx_pos + (uint32_t)w) & (IW_MPA_MARKER_INTERVAL - 1)) < IW_MPA_MARKER_LEN))
+        for (size_t j = 0; j < c->tx.iov[i].len && k < IW_MPA_CRC_LEN; j++) {
+            uint32_t at = c->tx_pos + (uint32_t)(w + j);
+            if (w + j >= c->tx.crc_at &&
+                !(c->tx_markers && (at & (IW_MPA_MARKER_INTERVAL - 1)) < IW_MPA_MARKER_LEN))
                 b[j] = le[k++];
+        }
     }
 }
 
