@@ -326,6 +326,13 @@ static void run_captures(ctx *c, char **files, int nfiles, uint64_t *seed) {
     char path[1024];
     snprintf(path, sizeof path, "%s/garbage.cap", c->work);
     char off[16];
+    /* A fixed budget over all captures (pcaps/ keeps growing): each gets
+     * every kind of mutation at least once, more while few are given. */
+    int per = nfiles ? 480 / nfiles / 6 * 6 : 0;
+    if (per < 6)
+        per = 6;
+    if (per > 24)
+        per = 24;
     for (int i = 0; i < nfiles; i++) {
         size_t n;
         char *s = slurp(files[i], &n);
@@ -335,7 +342,7 @@ static void run_captures(ctx *c, char **files, int nfiles, uint64_t *seed) {
         }
         if (n > sizeof b)
             n = sizeof b;
-        for (int m = 0; m < 24; m++) {
+        for (int m = 0; m < per; m++) {
             size_t len = n;
             memcpy(b, s, len);
             size_t rec[512];
