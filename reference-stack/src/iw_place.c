@@ -70,6 +70,21 @@ iw_place iw_place_read_src(const iw_rnic *r, uint32_t pd, uint32_t stag, uint64_
     return place_check(r, pd, stag, to, size, IW_ACCESS_REMOTE_READ, &place_rdmap);
 }
 
+iw_place iw_place_read_resp(uint32_t stag, uint64_t to, uint64_t len, uint32_t sink_stag,
+                            uint64_t sink_to, uint32_t size) {
+    if (len == 0)
+        return place_ok(NULL, NULL);
+    if (stag != sink_stag)
+        return place_fail(IW_TERM_DDP_T_INVALID_STAG, "RFC 5041 §7.1; RFC 5040 §5.2");
+    /* (5) before (3)/(4), as for every tagged segment (place_check). */
+    if (to + len < to)
+        return place_fail(IW_TERM_DDP_T_TO_WRAP, "RFC 5041 §7.1; RFC 5040 §5.2");
+    uint64_t off = to - sink_to;
+    if (to < sink_to || off > size || len > size - off)
+        return place_fail(IW_TERM_DDP_T_BASE_BOUNDS, "RFC 5041 §7.1; RFC 5040 §5.2");
+    return place_ok(NULL, NULL);
+}
+
 iw_place iw_place_local_src(const iw_rnic *r, uint32_t pd, uint32_t stag, uint64_t to,
                             uint32_t len) {
     return place_check(r, pd, stag, to, len, 0, &place_rdmap);

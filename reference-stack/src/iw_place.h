@@ -24,6 +24,15 @@ iw_place iw_place_tagged(const iw_rnic *rnic, uint32_t pd, uint32_t stag, uint64
 iw_place iw_place_read_src(const iw_rnic *rnic, uint32_t pd, uint32_t stag, uint64_t to,
                            uint32_t size);
 
+/* A Read Response segment of len octets at stag/to against the sink its
+ * Read Request named (RFC 5040 §5.2.2: it lands only there; §5.5 rule 20:
+ * the oldest outstanding Read). The checks in RFC 5041 §7.1's order, as
+ * iw_place_tagged makes them: the STag, then TO wrap before the bounds.
+ * Pure: the engine and iw_shadow both judge with it. len 0 is not checked
+ * (RFC 5041 §5.2). */
+iw_place iw_place_read_resp(uint32_t stag, uint64_t to, uint64_t len, uint32_t sink_stag,
+                            uint64_t sink_to, uint32_t size);
+
 /* Local source of a Send or Write named by STag: a valid region of the
  * stream's PD with the octets in bounds (RFC 5042 §5); reading local memory
  * needs no access right. !ok carries the RDMAP triple of what failed. */

@@ -1,4 +1,4 @@
-/* Protection domains and the STag table (RFC 5040 §2.1, RFC 5042 §5). */
+/* Protection domains and the STag table (RFC 5040 §2.3: STag; RFC 5042 §5). */
 #include <string.h>
 
 #include "iw_rnic.h"

@@ -302,17 +302,14 @@ static void rx_header(iw_conn *c) {
     }
     case IW_OP_READ_RESP: {
         /* A Read Response answers our oldest outstanding Read (RFC 5040
-         * §5.2.1 item 20) and may only land in the sink it named. */
+         * §5.5 rule 20) and may only land in the sink it named. */
         ord_ent *o = c->ord.count ? iw_ring_at(&c->ord, 0) : NULL;
         if (!o || o->atomic)
             return rx_fail(c, IW_TERM_RDMAP_UNEXPECTED_OPCODE, "RFC 5040 §5.2, §7.2");
-        if (pay) {
-            if (m->ddp.stag != o->sink_stag)
-                return rx_fail(c, IW_TERM_DDP_T_INVALID_STAG, "RFC 5041 §7.1; RFC 5040 §5.2");
-            uint64_t off = m->ddp.to - o->sink_to;
-            if (m->ddp.to < o->sink_to || off > o->size || pay > o->size - off)
-                return rx_fail(c, IW_TERM_DDP_T_BASE_BOUNDS, "RFC 5041 §7.1; RFC 5040 §5.2");
-        }
+        iw_place s = iw_place_read_resp(m->ddp.stag, m->ddp.to, pay, o->sink_stag, o->sink_to,
+                                        o->size);
+        if (!s.ok)
+            return rx_fail(c, s.term, s.rfc);
         /* The sink is our own region, advertised for this Read: local write
          * suffices, and remote write (what iWARP verbs ask of read sinks)
          * does too. */
@@ -413,7 +410,7 @@ static int rx_qn1_failed(iw_conn *c, const iw_place *p, const uint8_t *seg, cons
 }
 
 /* A response to a delivered QN 1 request, queued in arrival order
- * (RFC 5040 §5.2.1 item 20, RFC 7306 §5). */
+ * (RFC 5040 §5.5 rule 20, RFC 7306 §5). */
 static tx_msg *rx_push_resp(iw_conn *c, unsigned opcode) {
     tx_msg *t = iw_ring_push(&c->resp, &c->mem);
     if (t) {

@@ -16,6 +16,8 @@
  * shown it (MSNs are then learned from the first message seen). */
 #include <iwarp/shadow.h>
 
+#include "iw_place.h"
+
 #include <string.h>
 
 /* ---- names, generated from the lists in <iwarp/shadow.h> ---- */
@@ -444,15 +446,13 @@ static void rx_read_resp(iw_shadow_end *r, const iw_rdmap_msg *m, uint32_t pay,
     }
     res_ref(res, o->id);
     if (pay) {
-        if (m->ddp.stag != o->sink_stag) {
-            res_term(res, IW_TERM_DDP_T_INVALID_STAG, "RFC 5041 §7.1; RFC 5040 §5.2",
-                     IW_SHADOW_RULE_READ_RESP_STAG);
-            return;
-        }
-        uint64_t off = m->ddp.to - o->sink_to;
-        if (m->ddp.to < o->sink_to || off > o->size || pay > o->size - off) {
-            res_term(res, IW_TERM_DDP_T_BASE_BOUNDS, "RFC 5041 §7.1; RFC 5040 §5.2",
-                     IW_SHADOW_RULE_READ_RESP_BOUNDS);
+        /* The engine's own check (iw_place_read_resp): one rule, one place. */
+        iw_place s = iw_place_read_resp(m->ddp.stag, m->ddp.to, pay, o->sink_stag, o->sink_to,
+                                        o->size);
+        if (!s.ok) {
+            res_term(res, s.term, s.rfc,
+                     s.term == IW_TERM_DDP_T_INVALID_STAG ? IW_SHADOW_RULE_READ_RESP_STAG
+                                                          : IW_SHADOW_RULE_READ_RESP_BOUNDS);
             return;
         }
         /* Then placement into the sink region (iw_place_tagged). */

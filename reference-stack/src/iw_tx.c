@@ -32,7 +32,7 @@ static tx_msg *tx_pick(iw_conn *c, int *src) {
         return iw_ring_at(&c->ctrl, 0);
     }
     /* Responses to the peer's requests go out in the order the requests
-     * arrived (RFC 5040 §5.2.1 item 20, RFC 7306 §5), between our messages. */
+     * arrived (RFC 5040 §5.5 rule 20, RFC 7306 §5), between our messages. */
     if (c->resp.count) {
         *src = TXQ_RESP;
         return iw_ring_at(&c->resp, 0);

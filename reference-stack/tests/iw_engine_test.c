@@ -1952,6 +1952,33 @@ out:
     rawrsp_free(&r);
 }
 
+/* A Read Response whose TO wraps the 64-bit space while it also lies
+ * outside the sink: the wrap is named first (RFC 5041 §7.1 check 5), as
+ * for an RDMA Write to the same TO (issue 12: it used to be 1/1/1). */
+IW_TEST(b_read_response_to_wrap) {
+    snprintf(g_ctx, sizeof g_ctx, "B read response wrapping TO");
+    rawrsp r;
+    iw_peer_trace tr = {0};
+    XREQUIRE(rawrsp_init(&r, 3, NULL) == 0);
+    iw_send_wr rd = {.op = IW_WR_READ, .wr_id = 7, .len = 64, .local_stag = r.e.st_s,
+                     .local_to = r.e.to_s, .remote_stag = 0x5501, .remote_to = 0};
+    post(&r.e, rd);
+    flush_out(&r.e, NULL, &r.ch); /* the Read Request */
+    iw_peer_read_resp(&r.pe, r.e.st_s, 0xFFFFFFFFFFFFFFE0ull, g_pay, 64);
+    uint8_t bad[IW_DDP_TAGGED_HDR_LEN + 64];
+    memcpy(bad, r.pe.last_ulpdu, sizeof bad);
+    feed_chunked(&r.e, r.pe.out.p, r.pe.out.len, &r.ch);
+    flush_out(&r.e, NULL, &r.ch);
+    decode_node(&tr, &r.e, false, true);
+    XREQUIRE(count_fpdus(&tr) == 2);
+    check_terminate_frame(nth_fpdu(&tr, 1), IW_TERM_DDP_T_TO_WRAP, bad, sizeof bad, 0,
+                          ev_last(&r.e.ev, IW_EV_TERM_SENT));
+    check_model(&r.e, "wrapping read response");
+out:
+    iw_peer_trace_free(&tr);
+    rawrsp_free(&r);
+}
+
 /* A Terminate queued while an FPDU is half written: the FPDU is finished
  * (framing must hold), the Terminate follows, and every operation completes
  * exactly once, in order (RFC 5040 §5.4, §5.5 rule 15). Fourteen Sends go
@@ -2998,6 +3025,7 @@ IW_TEST(e_robustness) {
 
 IW_TEST_MAIN("iw_engine", IW_CASE(a_back_to_back_matrix), IW_CASE(a_back_to_back_mixed),
              IW_CASE(b_violations), IW_CASE(b_read_response_unexpected),
+             IW_CASE(b_read_response_to_wrap),
              IW_CASE(b_terminate_mid_fpdu), IW_CASE(c_bad_key), IW_CASE(c_bad_rev),
              IW_CASE(c_pd_too_long), IW_CASE(c_initiator_initiator), IW_CASE(c_timeout),
              IW_CASE(c_reject), IW_CASE(c_ird_ord_negotiation), IW_CASE(c_initiator_ird),

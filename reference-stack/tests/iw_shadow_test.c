@@ -688,6 +688,18 @@ IW_TEST(a_read_response) {
         conv_free(&c);
     }
 
+    /* A TO that wraps is named for what it is before the bounds, as for
+     * every tagged segment (RFC 5041 §7.1 check 5): 1/1/3, the engine's
+     * verdict too (iw_place_read_resp, issue 12). */
+    conv_default(&c);
+    read_req(&c, 0, 0x10, 0xFFFFFFFFFFFFFFE0ull, 64, 2);
+    bad = read_resp(&c, 1, 0x10, 0xFFFFFFFFFFFFFFE0ull, 64, true);
+    run(&c, &r);
+    expect_one(&r, bad, IW_TERM_DDP_T_TO_WRAP, "RFC 5041 §7.1; RFC 5040 §5.2",
+               IW_SHADOW_RULE_READ_RESP_BOUNDS);
+    replay_free(&r);
+    conv_free(&c);
+
     /* A zero-length response is not checked (RFC 5041 §5.2). Responses in
      * request order: the second answers the second request. */
     conv_default(&c);
