@@ -1348,7 +1348,7 @@ static int bctx_regions(bctx *b) {
                   &b->st_noinv))
         return -1;
     /* A later registration reusing st_dereg's index gets a fresh key, so
-     * the stale STag stays invalid (RFC 5040 §2.1 consumer key). */
+     * the stale STag stays invalid (the 8-bit key of the verbs' STag layout). */
     if (iw_mr_reg(v->rnic, v->pd, base + 12288, B_SMALL, 0x70000, all, &tmp))
         return -1;
     return tmp == b->st_dereg ? -1 : 0;
@@ -1385,7 +1385,7 @@ static void bw(bctx *b, uint32_t stag, uint64_t to, size_t len) {
 static void b_w_unknown(bctx *b) {
     bw(b, 0x00777701, b->v->to_t, 64);
 }
-/* (1): index right, key wrong (RFC 5040 §2.1) */
+/* (1): index right, key wrong (RFC 5041 §7.1: an STag the RNIC does not know) */
 static void b_w_key(bctx *b) {
     bw(b, b->v->st_t ^ 0x5A, b->v->to_t, 64);
 }
