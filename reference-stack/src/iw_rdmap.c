@@ -35,6 +35,19 @@ static const rdmap_opinfo rdmap_ops[12] = {
     [IW_OP_ATOMIC_RESP] = {false, IW_QN_ATOMIC_RESP, IW_RDMAP_ATOMIC_RESP_LEN, true, false},
 };
 
+int iw_rdmap_msg_init(iw_rdmap_msg *m, unsigned opcode) {
+    memset(m, 0, sizeof *m);
+    m->rv = IW_RDMAP_VERSION;
+    m->opcode = (uint8_t)(opcode & IW_RDMAP_CTRL_OPCODE);
+    m->ddp.dv = IW_DDP_VERSION;
+    m->ddp.last = true;
+    if (opcode >= sizeof rdmap_ops / sizeof rdmap_ops[0])
+        return IW_ERR_INVALID_ARG; /* undefined: QN 0, untagged */
+    m->ddp.tagged = rdmap_ops[opcode].tagged;
+    m->ddp.qn = rdmap_ops[opcode].qn;
+    return 0;
+}
+
 const char *iw_rdmap_opcode_str(unsigned opcode) {
     switch (opcode) {
 #define IW_X_(name, val, text)                                                                     \

@@ -150,30 +150,7 @@ int iw_peer_fpdu(iw_peer *p, const uint8_t *ulpdu, size_t len, const iw_peer_fpd
 }
 
 void iw_peer_msg_init(const iw_peer *p, iw_rdmap_msg *m, unsigned opcode) {
-    memset(m, 0, sizeof *m);
-    m->rv = IW_RDMAP_VERSION;
-    m->opcode = (uint8_t)opcode;
-    m->ddp.dv = IW_DDP_VERSION;
-    m->ddp.last = true;
-    switch (opcode) {
-    case IW_OP_WRITE:
-    case IW_OP_READ_RESP:
-        m->ddp.tagged = true;
-        break;
-    case IW_OP_READ_REQ:
-    case IW_OP_ATOMIC_REQ:
-        m->ddp.qn = IW_QN_READ_REQ;
-        break;
-    case IW_OP_TERMINATE:
-        m->ddp.qn = IW_QN_TERMINATE;
-        break;
-    case IW_OP_ATOMIC_RESP:
-        m->ddp.qn = IW_QN_ATOMIC_RESP;
-        break;
-    default:
-        m->ddp.qn = IW_QN_SEND;
-        break;
-    }
+    iw_rdmap_msg_init(m, opcode); /* an undefined opcode keeps QN 0 */
     if (!m->ddp.tagged)
         m->ddp.msn = p->msn[m->ddp.qn];
 }

@@ -173,6 +173,14 @@ static inline uint8_t iw_rdmap_ctrl(unsigned opcode) {
     return (uint8_t)(IW_RDMAP_VERSION << 6 | (opcode & 0xF));
 }
 
+/* A well-formed message skeleton for opcode, from the same table the
+ * decoder judges with (RFC 5040 §4.2, RFC 7306 §4): RDMAP and DDP version
+ * 1, L set, the opcode's buffer model and, untagged, its queue; MSN, MO,
+ * STag and TO zero for the caller. An opcode with no definition (0xC-0xF)
+ * gets QN 0 untagged, so deliberately wrong messages still encode; it
+ * returns IW_ERR_INVALID_ARG then, else 0. */
+int iw_rdmap_msg_init(iw_rdmap_msg *m, unsigned opcode);
+
 /* DDP header + the opcode's RDMAP header for m (m->ddp fields; its rsvd_ulp
  * is derived from m->rv, m->rsv, m->opcode; u per opcode when the opcode has
  * a header). The payload is not written: senders gather it separately (see
