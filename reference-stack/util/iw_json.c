@@ -350,6 +350,20 @@ static int json_err(char *err, size_t errlen, const char *fmt, ...) {
     return -1;
 }
 
+/* Hex digits only, all n of them (no sign, space or second prefix, which
+ * strtoull would skip or accept), and no more than 64 bits. */
+static int json_hex_u64(const char *p, size_t n, uint64_t *out) {
+    uint64_t x = 0;
+    for (size_t i = 0; i < n; i++) {
+        int d = iw_json_hexval((unsigned char)p[i]);
+        if (d < 0 || x > UINT64_MAX >> 4)
+            return -1;
+        x = x << 4 | (uint64_t)d;
+    }
+    *out = x;
+    return 0;
+}
+
 int iw_json_u64(const iw_json_doc *doc, const iw_json *obj, const char *key, bool required,
                 uint64_t max, uint64_t *out, char *err, size_t errlen) {
     const iw_json *v = iw_json_get(doc, obj, key);
@@ -360,12 +374,9 @@ int iw_json_u64(const iw_json_doc *doc, const iw_json *obj, const char *key, boo
         if (!v->is_int || v->i < 0)
             return json_err(err, errlen, "field '%s' must be a non-negative integer", key);
         x = (uint64_t)v->i;
-    } else if (v->type == IW_JSON_STR && v->len > 2 && v->len <= 18 && v->str[0] == '0' &&
+    } else if (v->type == IW_JSON_STR && v->len > 2 && v->str[0] == '0' &&
                (v->str[1] == 'x' || v->str[1] == 'X')) {
-        char *e;
-        errno = 0;
-        x = strtoull(v->str + 2, &e, 16);
-        if (*e || errno)
+        if (json_hex_u64(v->str + 2, v->len - 2, &x) < 0)
             return json_err(err, errlen, "field '%s' is not a valid hex number", key);
     } else {
         return json_err(err, errlen, "field '%s' must be a number or a \"0x...\" string", key);
