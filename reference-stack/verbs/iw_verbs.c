@@ -20,7 +20,7 @@
  * (IW_MPA_GATHER_IOV_MAX), well under the kernel's UIO_MAXIOV of 1024. */
 #define VERBS_IOV 288
 
-enum { OBJ_QP = 1, OBJ_LISTENER };
+enum { OBJ_QP = 1, OBJ_LISTENER, OBJ_PENDING };
 
 typedef struct verbs_obj {
     int kind;
@@ -57,12 +57,26 @@ struct iw_qp {
     iw_qp *next;
 };
 
+/* An accepted TCP connection no QP has taken yet. Watched for the peer's
+ * FIN only (its first octets are the engine's to read), and closed when
+ * its time is up. */
+typedef struct pending_conn {
+    verbs_obj obj; /* first: epoll data points here */
+    iw_listener *l;
+    iw_tstamp deadline;
+    struct pending_conn *next; /* oldest first */
+} pending_conn;
+
 struct iw_listener {
     verbs_obj obj;
     iw_dev *dev;
     uint16_t port;
-    int *pending;
-    int n_pending, cap_pending;
+    pending_conn *pending, *pending_tail;
+    int n_pending;
+    int max_pending;
+    iw_tstamp pending_timeout;
+    iw_tstamp retry_at; /* accept rests until then (out of fds); 0: armed */
+    iw_listener_stats stats;
     iw_listener *next;
 };
 
@@ -474,6 +488,8 @@ int iw_listen(iw_dev *d, const char *host, uint16_t port, iw_listener **out) {
     }
     l->obj = (verbs_obj){OBJ_LISTENER, fd};
     l->dev = d;
+    l->max_pending = IW_LISTEN_PENDING_MAX;
+    l->pending_timeout = (iw_tstamp)IW_LISTEN_PENDING_TIMEOUT_MS * 1000000u;
     l->port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
                                             : ((struct sockaddr_in6 *)&ss)->sin6_port);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &l->obj};
@@ -491,34 +507,117 @@ int iw_listen(iw_dev *d, const char *host, uint16_t port, iw_listener **out) {
 uint16_t iw_listener_port(const iw_listener *l) { return l->port; }
 int iw_listener_pending(const iw_listener *l) { return l->n_pending; }
 
-static void listener_accept(iw_listener *l) {
-    for (;;) {
-        int fd = accept4(l->obj.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
-            return;
-        if (l->n_pending == l->cap_pending) {
-            int ncap = l->cap_pending ? l->cap_pending * 2 : 4;
-            int *p = realloc(l->pending, (size_t)ncap * sizeof *p);
-            if (!p) {
-                close(fd);
-                return;
-            }
-            l->pending = p;
-            l->cap_pending = ncap;
+void iw_listener_get_stats(const iw_listener *l, iw_listener_stats *out) { *out = l->stats; }
+
+int iw_listener_set_limits(iw_listener *l, int max_pending, int timeout_ms) {
+    if (max_pending < 0 || max_pending > IW_LISTEN_PENDING_HARD_MAX)
+        return IW_ERR_INVALID_ARG;
+    l->max_pending = max_pending ? max_pending : IW_LISTEN_PENDING_MAX;
+    l->pending_timeout =
+        (iw_tstamp)(timeout_ms > 0 ? timeout_ms : IW_LISTEN_PENDING_TIMEOUT_MS) * 1000000u;
+    return 0;
+}
+
+static void pending_close(iw_listener *l, pending_conn *p) {
+    for (pending_conn **pp = &l->pending; *pp; pp = &(*pp)->next)
+        if (*pp == p) {
+            *pp = p->next;
+            break;
         }
-        l->pending[l->n_pending++] = fd;
+    if (l->pending_tail == p) {
+        l->pending_tail = NULL;
+        for (pending_conn *q = l->pending; q; q = q->next)
+            l->pending_tail = q;
     }
+    l->n_pending--;
+    epoll_ctl(l->dev->epfd, EPOLL_CTL_DEL, p->obj.fd, NULL);
+    close(p->obj.fd);
+    free(p);
+}
+
+/* The listener's interest: readable, or nothing while accept rests. */
+static void listener_arm(iw_listener *l, bool on) {
+    struct epoll_event ev = {.events = on ? EPOLLIN : 0, .data.ptr = &l->obj};
+    epoll_ctl(l->dev->epfd, EPOLL_CTL_MOD, l->obj.fd, &ev);
+}
+
+static void listener_accept(iw_listener *l) {
+    if (l->retry_at)
+        return;
+    for (int k = 0; k < 64; k++) { /* a batch; level-triggered epoll brings the rest */
+        int fd = accept4(l->obj.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
+                continue;
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                /* The connection stays queued in the kernel; without a
+                 * rest, level-triggered epoll would report it at once. */
+                l->stats.accept_errors++;
+                l->retry_at = verbs_now() + (iw_tstamp)IW_LISTEN_BACKOFF_MS * 1000000u;
+                listener_arm(l, false);
+            }
+            return;
+        }
+        pending_conn *p = l->n_pending < l->max_pending ? calloc(1, sizeof *p) : NULL;
+        if (!p) {
+            close(fd); /* beyond the limit: refused at once */
+            l->stats.refused++;
+            continue;
+        }
+        p->obj = (verbs_obj){OBJ_PENDING, fd};
+        p->l = l;
+        p->deadline = verbs_now() + l->pending_timeout;
+        struct epoll_event ev = {.events = EPOLLRDHUP, .data.ptr = &p->obj};
+        if (epoll_ctl(l->dev->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+            close(fd);
+            free(p);
+            l->stats.refused++;
+            continue;
+        }
+        if (l->pending_tail)
+            l->pending_tail->next = p;
+        else
+            l->pending = p;
+        l->pending_tail = p;
+        l->n_pending++;
+        l->stats.accepted++;
+    }
+}
+
+/* Time out pending connections and end an accept rest. */
+static void listener_expire(iw_listener *l, iw_tstamp now) {
+    while (l->pending && l->pending->deadline <= now) {
+        l->stats.timed_out++;
+        pending_close(l, l->pending);
+    }
+    if (l->retry_at && l->retry_at <= now) {
+        l->retry_at = 0;
+        listener_arm(l, true);
+    }
+}
+
+static iw_tstamp listener_expiry(const iw_listener *l) {
+    iw_tstamp e = l->pending ? l->pending->deadline : UINT64_MAX;
+    if (l->retry_at && l->retry_at < e)
+        e = l->retry_at;
+    return e;
 }
 
 int iw_accept(iw_listener *l, iw_qp *q) {
     if (q->io != QP_IDLE)
         return IW_ERR_INVALID_ARG;
     listener_accept(l);
-    if (!l->n_pending)
+    pending_conn *p = l->pending;
+    if (!p)
         return IW_ERR_NEED_MORE;
-    int fd = l->pending[0];
-    memmove(l->pending, l->pending + 1, (size_t)(l->n_pending - 1) * sizeof *l->pending);
+    /* Oldest first: hand its socket over to the QP. */
+    int fd = p->obj.fd;
+    epoll_ctl(l->dev->epfd, EPOLL_CTL_DEL, fd, NULL);
+    l->pending = p->next;
+    if (!l->pending)
+        l->pending_tail = NULL;
     l->n_pending--;
+    free(p);
     int rc = qp_attach(q, fd, IW_ROLE_RESPONDER);
     if (rc < 0) {
         close(fd);
@@ -539,9 +638,8 @@ void iw_listener_close(iw_listener *l) {
         }
     epoll_ctl(l->dev->epfd, EPOLL_CTL_DEL, l->obj.fd, NULL);
     close(l->obj.fd);
-    for (int i = 0; i < l->n_pending; i++)
-        close(l->pending[i]);
-    free(l->pending);
+    while (l->pending)
+        pending_close(l, l->pending);
     free(l);
 }
 
@@ -556,6 +654,11 @@ int iw_dev_progress(iw_dev *d, int timeout_ms) {
             if (e < next)
                 next = e;
         }
+    for (iw_listener *l = d->listeners; l; l = l->next) {
+        iw_tstamp e = listener_expiry(l);
+        if (e < next)
+            next = e;
+    }
     if (next != UINT64_MAX) {
         int t = next <= now ? 0 : (int)((next - now + 999999) / 1000000);
         if (timeout_ms < 0 || t < timeout_ms)
@@ -571,11 +674,21 @@ int iw_dev_progress(iw_dev *d, int timeout_ms) {
             listener_accept((iw_listener *)o);
             continue;
         }
+        if (o->kind == OBJ_PENDING) {
+            /* The peer closed (or reset) before any QP took it: its fd
+             * goes now, not at its deadline. */
+            pending_conn *p = (pending_conn *)o;
+            p->l->stats.peer_closed++;
+            pending_close(p->l, p);
+            continue;
+        }
         int rc = qp_event((iw_qp *)o, evs[i].events);
         if (rc < 0)
             return rc;
     }
     now = verbs_now();
+    for (iw_listener *l = d->listeners; l; l = l->next)
+        listener_expire(l, now);
     for (iw_qp *q = d->qps; q; q = q->next)
         if (q->conn && q->io == QP_ACTIVE && iw_conn_get_expiry(q->conn) <= now) {
             int rc = iw_conn_handle_expiry(q->conn, now);

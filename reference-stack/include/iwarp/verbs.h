@@ -66,13 +66,36 @@ void iw_qp_get_stats(const iw_qp *qp, iw_conn_stats *out);
 void *iw_qp_user(const iw_qp *qp);
 void iw_qp_set_user(iw_qp *qp, void *user);
 
-/* Passive side: listen on host:port (port 0: any). */
+/* Passive side: listen on host:port (port 0: any). Accepted TCP
+ * connections wait as "pending" until iw_accept hands one to a QP. That
+ * wait is bounded: at most max_pending of them (beyond, a connection is
+ * closed as soon as it is accepted), each for at most the pending timeout
+ * (then closed), and one whose peer closes is closed at once. When accept
+ * fails for want of descriptors or memory, the listener rests
+ * IW_LISTEN_BACKOFF_MS instead of spinning; connections wait in the
+ * kernel's backlog meanwhile. */
+#define IW_LISTEN_PENDING_MAX 16
+#define IW_LISTEN_PENDING_HARD_MAX 1024
+#define IW_LISTEN_PENDING_TIMEOUT_MS 10000 /* the engine's default MPA startup timeout */
+#define IW_LISTEN_BACKOFF_MS 100
 int iw_listen(iw_dev *dev, const char *host, uint16_t port, iw_listener **out);
 uint16_t iw_listener_port(const iw_listener *l);
-/* Hand the next pending TCP connection to qp as MPA responder. Returns 0,
- * or IW_ERR_NEED_MORE when none has arrived yet. */
+/* max_pending 1..IW_LISTEN_PENDING_HARD_MAX (0: the default), timeout_ms
+ * (<= 0: the default). Applies to connections accepted from now on. */
+int iw_listener_set_limits(iw_listener *l, int max_pending, int timeout_ms);
+/* Hand the oldest pending TCP connection to qp as MPA responder. Returns
+ * 0, or IW_ERR_NEED_MORE when none has arrived yet. */
 int iw_accept(iw_listener *l, iw_qp *qp);
 int iw_listener_pending(const iw_listener *l);
+typedef struct iw_listener_stats {
+    uint64_t accepted;      /* became pending */
+    uint64_t refused;       /* closed at once: max_pending reached */
+    uint64_t timed_out;     /* closed at the pending timeout */
+    uint64_t peer_closed;   /* closed because the peer closed first */
+    uint64_t accept_errors; /* out of descriptors or memory: the listener rested */
+} iw_listener_stats;
+void iw_listener_get_stats(const iw_listener *l, iw_listener_stats *out);
+/* Closes the listening socket and every pending connection. */
 void iw_listener_close(iw_listener *l);
 
 IW_END_DECLS
