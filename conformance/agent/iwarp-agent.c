@@ -110,7 +110,6 @@ typedef struct agent {
     /* Agent protocol: the runner, its requests, the events. */
     iw_agent_srv srv;
     int ep;
-    bool client_paused, client_eof;
     bool cc_in_ep, ech_in_ep, async_in_ep;
     char err[320]; /* text of the last failure */
 } agent;
@@ -130,11 +129,6 @@ static void set_nonblock(int fd) {
 static void ep_add(agent *a, int fd, uint32_t tag, uint32_t events) {
     struct epoll_event ev = {.events = events, .data.u32 = tag};
     epoll_ctl(a->ep, EPOLL_CTL_ADD, fd, &ev);
-}
-
-static void ep_mod(agent *a, int fd, uint32_t tag, uint32_t events) {
-    struct epoll_event ev = {.events = events, .data.u32 = tag};
-    epoll_ctl(a->ep, EPOLL_CTL_MOD, fd, &ev);
 }
 
 static const char *fail(agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1198,18 +1192,8 @@ static const char *handle_req(void *ctx, iw_agent_req *r, const char *line, size
 
 /* ---- the runner's connection ---- */
 
-static void client_pause(agent *a, bool pause) {
-    if (a->srv.client < 0 || a->client_eof || a->client_paused == pause)
-        return;
-    a->client_paused = pause;
-    ep_mod(a, a->srv.client, TAG_CLIENT, pause ? EPOLLRDHUP : EPOLLIN);
-}
-
 static void session_end(agent *a) {
-    epoll_ctl(a->ep, EPOLL_CTL_DEL, a->srv.client, NULL);
     iw_agent_srv_drop_client(&a->srv);
-    a->client_paused = false;
-    a->client_eof = false;
     sess_teardown(a);
     if (sess_setup(a) < 0)
         fprintf(stderr, "iwarp-agent: cannot re-create the device resources\n");
@@ -1217,41 +1201,10 @@ static void session_end(agent *a) {
         stop_flag = 1;
 }
 
-/* The runner sends no more: answer everything it asked (each poll at once,
- * with the events so far), then end the session. */
-static void client_eof(agent *a) {
-    a->client_eof = true;
-    for (;;) {
-        iw_agent_srv_process(&a->srv);
-        if (!a->srv.poll_pending)
-            break;
-        iw_agent_srv_respond_poll(&a->srv);
-    }
-    session_end(a);
-}
-
-static void client_readable(agent *a, uint32_t events) {
-    if (a->client_paused) {
-        if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
-            client_eof(a);
-        return;
-    }
-    if (iw_agent_srv_read(&a->srv) < 0) {
-        client_eof(a);
-        return;
-    }
-    if (a->srv.poll_pending)
-        client_pause(a, true);
-}
-
 static void client_accept(agent *a) {
     if (iw_agent_srv_client_gone(&a->srv))
-        client_eof(a);
-    int cfd = iw_agent_srv_accept(&a->srv);
-    if (cfd < 0)
-        return;
-    a->client_paused = false;
-    ep_add(a, cfd, TAG_CLIENT, EPOLLIN);
+        session_end(a);
+    iw_agent_srv_accept(&a->srv);
 }
 
 static int agent_listen(const va_opts *o) {
@@ -1282,7 +1235,6 @@ int main(int argc, char **argv) {
         break;
     }
     int srv_rc = iw_agent_srv_init(&a->srv, "iwarp-agent", handle_req, a);
-    a->srv.hold_behind_poll = true; /* responses stay in request order */
     a->srv.verbose = a->opt.verbose;
     a->srv.lfd = agent_listen(&a->opt);
     if (a->srv.lfd < 0)
@@ -1298,7 +1250,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "iwarp-agent: out of resources\n");
         return 1;
     }
-    ep_add(a, a->srv.lfd, TAG_LISTEN, EPOLLIN);
+    if (iw_agent_srv_use_epoll(&a->srv, a->ep, TAG_LISTEN, TAG_CLIENT) < 0) {
+        fprintf(stderr, "iwarp-agent: epoll: %s\n", strerror(errno));
+        return 1;
+    }
     va_profile_detect(&a->prof, NULL, 0, "/sys");
     if (sess_setup(a) < 0) {
         fprintf(stderr, "iwarp-agent: cannot create resources on %s\n", a->dev_name);
@@ -1320,8 +1275,7 @@ int main(int argc, char **argv) {
                 client_accept(a);
                 break;
             case TAG_CLIENT:
-                if (a->srv.client >= 0)
-                    client_readable(a, evs[i].events);
+                iw_agent_srv_on_client(&a->srv, evs[i].events);
                 break;
             case TAG_CM:
                 cm_drain(a);
@@ -1338,12 +1292,8 @@ int main(int argc, char **argv) {
         }
         /* Cheap, and covers a missed notification. */
         cq_drain(a, 0, NULL);
-        while (iw_agent_srv_poll_due(&a->srv)) {
-            iw_agent_srv_respond_poll(&a->srv);
-            iw_agent_srv_process(&a->srv); /* requests that queued behind the poll */
-        }
-        if (a->srv.client >= 0 && !a->srv.poll_pending)
-            client_pause(a, false);
+        if (iw_agent_srv_service(&a->srv))
+            session_end(a);
     }
     sess_teardown(a);
     iw_agent_srv_free(&a->srv); /* closes the runner and the listener */

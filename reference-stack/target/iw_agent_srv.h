@@ -60,6 +60,26 @@ int iw_agent_listen_fd(const char *host, uint16_t port);
 
 /* ---- the server ---- */
 
+/* Bounds per runner (docs/agent-protocol.md, "Limits"). */
+#define IW_AGENT_SRV_IN_CAP (IW_AGENT_LINE_MAX + 65536) /* input buffer */
+/* Requests are read and handled only while fewer response octets than
+ * this wait to be sent: a runner that does not read stops being served
+ * instead of growing the agent's memory. */
+#define IW_AGENT_SRV_OUT_SOFT (1u << 20)
+/* A runner whose pending responses move not one octet for this long has
+ * stopped reading: it is dropped and its session ends. */
+#define IW_AGENT_SRV_STALL_MS 10000
+/* Unpolled events kept (JSON text octets): a poll response stays well
+ * under the runner's 64 MiB line limit. Later events are counted, not
+ * kept, and the next poll ends with an "error" event saying how many. */
+#define IW_AGENT_SRV_EVENTS_MAX (32u << 20)
+/* Request lines handled per iw_agent_srv_service call, so the caller's
+ * other sockets (the RDMA peer) are served between batches. */
+#define IW_AGENT_SRV_LINES_PER_CALL 64
+/* After accept fails for want of descriptors or memory, the listener is
+ * left alone this long (level-triggered epoll would spin otherwise). */
+#define IW_AGENT_SRV_ACCEPT_BACKOFF_MS 100
+
 /* One request (not poll, which the server defers itself): o is the open
  * response object, already holding "ok":true. Returns NULL (respond with
  * o) or the error to answer instead. r may be taken from (r->data). */
@@ -68,43 +88,68 @@ typedef const char *(*iw_agent_srv_fn)(void *ctx, iw_agent_req *r, const char *l
 
 typedef struct iw_agent_srv {
     int lfd;    /* the agent listener (the caller's, closed by iw_agent_srv_free) */
-    int client; /* the runner, -1 without */
+    int client; /* the runner (non-blocking), -1 without */
+    /* The caller's epoll set, kept in step by the server (iw_agent_srv_use_epoll). */
+    int ep;
+    uint32_t tag_listen, tag_client; /* epoll_event.data.u32 of each */
+    bool listen_armed;
+    bool client_in_ep;
+    uint32_t client_armed; /* events registered for the runner */
+    uint64_t accept_retry_ms; /* accept backed off until then (0: not) */
     char *in;   /* buffered input: IW_AGENT_SRV_IN_CAP */
     size_t in_len;
-    bool in_discard;       /* skipping an over-long line */
-    bool hold_behind_poll; /* requests wait behind a pending poll, in order */
+    bool in_discard; /* skipping an over-long line */
+    bool more_lines; /* complete lines wait for the next service call */
+    bool in_eof;     /* the runner sent FIN: answer what it asked, then end */
+    bool rdhup;      /* FIN seen by epoll (data may still be queued before it) */
+    bool failed;     /* the connection failed or the runner stopped reading */
+    char *out;       /* responses not yet sent: out[out_off, out_len) */
+    size_t out_off, out_len, out_cap;
+    uint64_t out_moved_ms; /* when the pending responses last moved */
     bool nodelay;          /* TCP_NODELAY on the runner's connection */
     bool verbose;          /* log each request to stderr */
     const char *name;      /* program name for the log */
     char **events;         /* queued event objects (JSON text) */
     size_t n_events, cap_events;
+    size_t event_bytes;      /* their text, counted against IW_AGENT_SRV_EVENTS_MAX */
+    uint64_t events_dropped; /* since the last poll */
     bool poll_pending;
     uint64_t poll_deadline;
     iw_agent_srv_fn handler;
     void *ctx;
 } iw_agent_srv;
 
-#define IW_AGENT_SRV_IN_CAP (IW_AGENT_LINE_MAX + 65536)
-
-/* 0, or -1 when out of memory. lfd and client start at -1. */
+/* 0, or -1 when out of memory. lfd, client and ep start at -1. */
 int iw_agent_srv_init(iw_agent_srv *s, const char *name, iw_agent_srv_fn fn, void *ctx);
 /* Closes the client and the listener, frees everything. */
 void iw_agent_srv_free(iw_agent_srv *s);
+/* Register the listener in ep (data.u32 = tag_listen); from then on the
+ * server adds, changes and removes its two fds there itself, the runner's
+ * with data.u32 = tag_client. */
+int iw_agent_srv_use_epoll(iw_agent_srv *s, int ep, uint32_t tag_listen, uint32_t tag_client);
 
-/* Accept a connection on lfd. A second runner is told so and closed.
- * Returns the new client fd (for the caller's event loop), or -1. */
+/* The listener is readable: accept one connection. A second runner is
+ * told so and closed. Out of descriptors: the listener rests for
+ * IW_AGENT_SRV_ACCEPT_BACKOFF_MS. Returns the new client fd, or -1. */
 int iw_agent_srv_accept(iw_agent_srv *s);
-/* Read what the runner sent and handle the complete lines. -1: the
- * runner closed (or the connection failed); 0 otherwise. */
-int iw_agent_srv_read(iw_agent_srv *s);
-/* Handle the complete lines buffered (unless held behind a poll). */
-void iw_agent_srv_process(iw_agent_srv *s);
-/* Close the runner's connection and forget its input. */
 /* The runner hung up (EOF or a reset waiting to be read): the caller ends
  * its session before judging a new connection, so a runner that has just
  * left never makes the next one look like a second runner. */
 bool iw_agent_srv_client_gone(const iw_agent_srv *s);
+/* epoll reported events on the runner's connection: read (requests are
+ * handled in iw_agent_srv_service), send what is pending, note a FIN. */
+void iw_agent_srv_on_client(iw_agent_srv *s, uint32_t events);
+/* Once per loop iteration, after the caller has queued its events: answer
+ * a poll that is due, handle buffered requests in order (never past a
+ * pending poll), send, drop a runner that stopped reading, and bring the
+ * epoll interest up to date. true: the session is over (the runner left
+ * and got every answer, or failed): the caller tears it down and calls
+ * iw_agent_srv_drop_client. */
+bool iw_agent_srv_service(iw_agent_srv *s);
+/* Close the runner's connection and forget its input, output and poll. */
 void iw_agent_srv_drop_client(iw_agent_srv *s);
+/* Octets of responses waiting to be sent. */
+size_t iw_agent_srv_out_pending(const iw_agent_srv *s);
 
 /* Responses: one line each. respond adds the newline to o. */
 void iw_agent_srv_respond(iw_agent_srv *s, iw_jbuf *o);
@@ -113,13 +158,16 @@ void iw_agent_srv_respond_error(iw_agent_srv *s, const char *msg);
 /* {"ok":true,"events":[...]}: every queued event; the poll is answered. */
 void iw_agent_srv_respond_poll(iw_agent_srv *s);
 
-/* Queue an event (a JSON object's text); dropped when out of memory. */
+/* Queue an event (a JSON object's text); counted in events_dropped when
+ * the queue is full or memory is short. */
 void iw_agent_srv_event_push(iw_agent_srv *s, const char *text);
 /* Forget the queued events and any pending poll (a session reset). */
 void iw_agent_srv_events_clear(iw_agent_srv *s);
-/* A pending poll that is due now: a runner, and events or the deadline. */
+/* A pending poll that is due now: events, the deadline, or a runner that
+ * sends no more (it gets the events so far at once). */
 bool iw_agent_srv_poll_due(const iw_agent_srv *s);
-/* How long the event loop may wait: tick_ms, less when a poll falls due. */
+/* How long the event loop may wait: tick_ms, less when a poll falls due,
+ * 0 while requests are buffered and can be handled. */
 int iw_agent_srv_wait_ms(const iw_agent_srv *s, int tick_ms);
 
 #endif

@@ -24,6 +24,15 @@
 
 #define CQ_DEPTH 4096
 
+/* Per-session limits (docs/agent-protocol.md, "Limits"): a runner cannot
+ * make the target allocate without bound. Registered memory covers the
+ * largest case (8 regions of 16 MiB) twice; posted buffers are receive
+ * buffers and data_hex send sources not yet completed. */
+#define TGT_REG_BYTES_MAX (256u << 20)
+#define TGT_REGIONS_MAX 4096
+#define TGT_POSTED_BYTES_MAX (64u << 20)
+#define TGT_POSTED_WRS_MAX 65536
+
 typedef struct region {
     uint32_t stag;
     uint8_t *mem;  /* guard | buf | guard */
@@ -50,6 +59,9 @@ typedef struct tgt {
     region *regions;
     rbuf *recvs, *sends;
     uint64_t next_id;
+    uint64_t posted_bytes; /* recvs + sends: TGT_POSTED_BYTES_MAX */
+    uint32_t posted_wrs;
+    char err[200]; /* a formatted handler error */
     iw_agent_srv srv; /* the runner, its requests, the events */
 } tgt;
 
@@ -61,12 +73,18 @@ static void on_signal(int sig) {
 
 /* ---- session state ---- */
 
-static void rbuf_free_all(rbuf **l) {
+static void rbuf_free(tgt *t, rbuf *r) {
+    t->posted_bytes -= r->len;
+    t->posted_wrs--;
+    free(r->buf);
+    free(r);
+}
+
+static void rbuf_free_all(tgt *t, rbuf **l) {
     while (*l) {
         rbuf *r = *l;
         *l = r->next;
-        free(r->buf);
-        free(r);
+        rbuf_free(t, r);
     }
 }
 
@@ -93,8 +111,8 @@ static void tgt_teardown(tgt *t) {
         free(r->mem);
         free(r);
     }
-    rbuf_free_all(&t->recvs);
-    rbuf_free_all(&t->sends);
+    rbuf_free_all(t, &t->recvs);
+    rbuf_free_all(t, &t->sends);
     iw_agent_srv_events_clear(&t->srv);
 }
 
@@ -203,10 +221,8 @@ static void event_from_wc(tgt *t, const iw_wc *wc) {
             if (e->has_imm)
                 iw_jw_hexbytes(o, "immediate_hex", e->imm, sizeof e->imm);
         }
-        if (r) {
-            free(r->buf);
-            free(r);
-        }
+        if (r)
+            rbuf_free(t, r);
         break;
     }
     case IW_EV_SEND_DONE:
@@ -227,10 +243,8 @@ static void event_from_wc(tgt *t, const iw_wc *wc) {
             iw_jw_hexbytes(o, "original_hex", be, 8);
         }
         rbuf *s = rbuf_take(&t->sends, e->wr_id);
-        if (s) {
-            free(s->buf);
-            free(s);
-        }
+        if (s)
+            rbuf_free(t, s);
         break;
     }
     case IW_EV_TERM_SENT:
@@ -260,8 +274,13 @@ static void tgt_progress(tgt *t, int timeout_ms) {
     if (!t->dev)
         return;
     iw_dev_progress(t->dev, timeout_ms);
-    if (t->lst && t->qp && !t->qp_attached && iw_accept(t->lst, t->qp) == 0)
+    if (t->lst && t->qp && !t->qp_attached && iw_accept(t->lst, t->qp) == 0) {
         t->qp_attached = true;
+        /* listen accepts one RDMA connection: every other pending one is
+         * closed now and later ones are refused by the kernel. */
+        iw_listener_close(t->lst);
+        t->lst = NULL;
+    }
     iw_wc wc[64];
     int n;
     while ((n = iw_cq_poll(t->cq, wc, 64)) > 0)
@@ -305,19 +324,63 @@ static const char *do_connect(tgt *t, const iw_agent_req *r, iw_jw *o) {
                       &s);
     if (iw_qp_create(t->dev, t->pd, t->cq, &s, &t->qp) < 0)
         return "cannot create the queue pair";
+    const char *fail = NULL;
     if (r->op == IW_AGENT_CONNECT) {
-        if (iw_qp_connect(t->qp, r->host, r->port) < 0)
-            return "connect failed (host must be a numeric address)";
-        t->qp_attached = true;
-        return NULL;
+        if (iw_qp_connect(t->qp, r->host, r->port) == 0)
+            t->qp_attached = true;
+        else
+            fail = "connect failed (host must be a numeric address)";
+    } else if (iw_listen(t->dev, r->host, r->port, &t->lst) == 0) {
+        /* Pending connections wait no longer than the MPA startup would. */
+        iw_listener_set_limits(t->lst, IW_LISTEN_PENDING_MAX,
+                               (int)(s.mpa_timeout ? s.mpa_timeout / 1000000u : 0));
+        iw_jw_uint(o, "port", iw_listener_port(t->lst));
+    } else {
+        fail = "cannot listen on that port";
     }
-    if (iw_listen(t->dev, r->host, r->port, &t->lst) < 0)
-        return "cannot listen on that port";
-    iw_jw_uint(o, "port", iw_listener_port(t->lst));
+    if (fail) {
+        /* Nothing was set up: the next listen or connect starts afresh. */
+        iw_qp_destroy(t->qp);
+        t->qp = NULL;
+    }
+    return fail;
+}
+
+/* NULL when n more buffers totalling bytes may be posted; else why not. */
+static const char *posted_room(tgt *t, uint64_t n, uint64_t bytes) {
+    if (n > TGT_POSTED_WRS_MAX - t->posted_wrs) {
+        snprintf(t->err, sizeof t->err,
+                 "session limit: at most %u receive buffers and data_hex sends outstanding "
+                 "(%u now)",
+                 TGT_POSTED_WRS_MAX, t->posted_wrs);
+        return t->err;
+    }
+    if (bytes > TGT_POSTED_BYTES_MAX - t->posted_bytes) {
+        snprintf(t->err, sizeof t->err,
+                 "session limit: at most %u MiB in receive buffers and data_hex sends "
+                 "outstanding (%llu octets now, %llu more asked)",
+                 TGT_POSTED_BYTES_MAX >> 20, (unsigned long long)t->posted_bytes,
+                 (unsigned long long)bytes);
+        return t->err;
+    }
     return NULL;
 }
 
 static const char *do_reg_mr(tgt *t, const iw_agent_req *r, iw_jw *o) {
+    uint64_t total = 0;
+    unsigned n = 0;
+    for (const region *x = t->regions; x; x = x->next, n++)
+        total += x->len;
+    if (n >= TGT_REGIONS_MAX) {
+        snprintf(t->err, sizeof t->err, "session limit: at most %u regions", TGT_REGIONS_MAX);
+        return t->err;
+    }
+    if (r->len > TGT_REG_BYTES_MAX - total) {
+        snprintf(t->err, sizeof t->err,
+                 "session limit: at most %u MiB registered (%llu octets now, %llu more asked)",
+                 TGT_REG_BYTES_MAX >> 20, (unsigned long long)total, (unsigned long long)r->len);
+        return t->err;
+    }
     region *g = calloc(1, sizeof *g);
     if (!g || !(g->mem = iw_agent_guard_alloc(r->len, r->fill))) {
         free(g);
@@ -376,6 +439,9 @@ static const char *do_region_op(tgt *t, const iw_agent_req *r, iw_jw *o) {
 static const char *do_post_recv(tgt *t, const iw_agent_req *r) {
     if (!t->qp || !iw_qp_conn(t->qp))
         return "no connection";
+    const char *full = posted_room(t, r->count, (uint64_t)r->count * r->len);
+    if (full)
+        return full;
     for (uint32_t i = 0; i < r->count; i++) {
         rbuf *b = calloc(1, sizeof *b);
         if (!b || !(b->buf = calloc(1, r->len ? r->len : 1))) {
@@ -389,6 +455,8 @@ static const char *do_post_recv(tgt *t, const iw_agent_req *r) {
             free(b);
             return "the connection no longer accepts receive buffers";
         }
+        t->posted_bytes += b->len;
+        t->posted_wrs++;
         b->next = t->recvs;
         t->recvs = b;
     }
@@ -427,6 +495,9 @@ static const char *do_post_send(tgt *t, iw_agent_req *r, iw_jw *o) {
         memcpy(w.imm, r->data, 8);
     } else if (r->has_data) {
         /* data_hex source: it must live until the send completes. */
+        const char *full = posted_room(t, 1, r->data_len);
+        if (full)
+            return full;
         rbuf *b = calloc(1, sizeof *b);
         if (!b)
             return "out of memory";
@@ -434,6 +505,8 @@ static const char *do_post_send(tgt *t, iw_agent_req *r, iw_jw *o) {
         b->buf = r->data;
         b->len = (uint32_t)r->data_len;
         r->data = NULL;
+        t->posted_bytes += b->len;
+        t->posted_wrs++;
         b->next = t->sends;
         t->sends = b;
         w.data = b->buf;
@@ -540,9 +613,10 @@ static void usage(FILE *f) {
                "                     ird-unbounded no-remote-invalidate ignore-access\n");
 }
 
+enum { TAG_LISTEN = 1, TAG_CLIENT, TAG_DEV };
+
 /* The runner left: back to the state after start (or stop with --once). */
 static int tgt_end_session(tgt *t, int ep, bool once) {
-    epoll_ctl(ep, EPOLL_CTL_DEL, t->srv.client, NULL);
     iw_agent_srv_drop_client(&t->srv);
     epoll_ctl(ep, EPOLL_CTL_DEL, iw_dev_fd(t->dev), NULL);
     tgt_teardown(t);
@@ -629,34 +703,29 @@ int main(int argc, char **argv) {
         return 1;
     }
     int ep = epoll_create1(EPOLL_CLOEXEC);
-    struct epoll_event ev = {.events = EPOLLIN, .data.fd = lfd};
-    epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev);
+    if (ep < 0 || iw_agent_srv_use_epoll(&t.srv, ep, TAG_LISTEN, TAG_CLIENT) < 0) {
+        fprintf(stderr, "iwarp-target: epoll: %s\n", strerror(errno));
+        return 1;
+    }
     int rc = 0;
     while (!stop_flag) {
-        int devfd = iw_dev_fd(t.dev);
-        ev = (struct epoll_event){.events = EPOLLIN, .data.fd = devfd};
-        epoll_ctl(ep, EPOLL_CTL_ADD, devfd, &ev); /* re-added after a reset */
+        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = TAG_DEV};
+        epoll_ctl(ep, EPOLL_CTL_ADD, iw_dev_fd(t.dev), &ev); /* re-added after a reset */
         int timeout = iw_agent_srv_wait_ms(&t.srv, 50);
         struct epoll_event evs[8];
         int n = epoll_wait(ep, evs, 8, timeout);
         for (int i = 0; i < n; i++) {
-            int fd = evs[i].data.fd;
-            if (fd == lfd) {
+            if (evs[i].data.u32 == TAG_LISTEN) {
                 if (iw_agent_srv_client_gone(&t.srv) && tgt_end_session(&t, ep, once) < 0)
                     rc = 1;
-                int cfd = iw_agent_srv_accept(&t.srv);
-                if (cfd < 0)
-                    continue;
-                ev = (struct epoll_event){.events = EPOLLIN, .data.fd = cfd};
-                epoll_ctl(ep, EPOLL_CTL_ADD, cfd, &ev);
-            } else if (fd == t.srv.client) {
-                if (iw_agent_srv_read(&t.srv) < 0 && tgt_end_session(&t, ep, once) < 0)
-                    rc = 1;
+                iw_agent_srv_accept(&t.srv);
+            } else if (evs[i].data.u32 == TAG_CLIENT) {
+                iw_agent_srv_on_client(&t.srv, evs[i].events);
             }
         }
         tgt_progress(&t, 0);
-        if (iw_agent_srv_poll_due(&t.srv))
-            iw_agent_srv_respond_poll(&t.srv);
+        if (iw_agent_srv_service(&t.srv) && tgt_end_session(&t, ep, once) < 0)
+            rc = 1;
     }
     tgt_teardown(&t);
     iw_agent_srv_free(&t.srv); /* closes the runner and the listener */
