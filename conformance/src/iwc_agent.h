@@ -16,6 +16,13 @@
 #include "iw_jsonw.h"
 
 #define IWC_AGENT_LINE_MAX (64u << 20)
+/* Largest read_mr, post_recv len and data_hex the agents take
+ * (IW_AGENT_DATA_MAX, docs/agent-protocol.md "Limits"): larger regions
+ * are read back in pieces. */
+#define IWC_AGENT_DATA_MAX (1u << 20)
+/* Receive buffers and data_hex sends iwarp-target keeps outstanding per
+ * session (docs/agent-protocol.md "Limits"). */
+#define IWC_AGENT_POSTED_MAX (64u << 20)
 
 typedef struct iwc_caps {
     char impl[128];

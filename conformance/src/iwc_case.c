@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "iwc_agent.h"
 #include "iwc_util.h"
 
 /* ---- names ---- */
@@ -1239,6 +1240,13 @@ static int parse_line(parser *p, char *line) {
         }
         if (rc == 0 && (!iwc_step_arg(&tmp, "len") || c->recv_count == 0 || c->recv_count > 256))
             rc = fail(p, "recv: wants len= and count=1..256");
+        /* What the agents post (docs/agent-protocol.md "Limits"). */
+        else if (rc == 0 && c->recv_len > IWC_AGENT_DATA_MAX)
+            rc = fail(p, "recv: len= is at most %u (the agent protocol's largest buffer)",
+                      IWC_AGENT_DATA_MAX);
+        else if (rc == 0 && (uint64_t)c->recv_len * c->recv_count > IWC_AGENT_POSTED_MAX)
+            rc = fail(p, "recv: len x count is at most %u MiB (what iwarp-target posts per "
+                      "session)", IWC_AGENT_POSTED_MAX >> 20);
         step_free(&tmp);
         return rc;
     }

@@ -43,6 +43,11 @@ typedef struct ev_entry {
     bool consumed;
 } ev_entry;
 
+/* FPDUs one case may send: the runner keeps each (its octets, the
+ * model's placement), a few hundred octets apiece, so a tiny seg= on a
+ * large message stays at tens of MiB instead of gigabytes. */
+#define IWC_FPDUS_MAX 262144u
+
 typedef struct sent_frame {
     int line;
     uint8_t kind;       /* iwc_send_kind; 0 for the runner's automatic answers */
@@ -1322,6 +1327,18 @@ static void step_send_fpdu(run *r, const iwc_step *s) {
     uint64_t segv;
     if (arg_num(r, s, "seg", &segv) && segv > 0)
         room = (size_t)segv;
+    /* Every segment is kept (framed octets, the model's placement): a
+     * bound keeps a tiny seg= on a large message from exhausting memory. */
+    uint64_t nseg = has_pay && paylen ? (paylen + room - 1) / room : 1;
+    if (nseg * repeat > IWC_FPDUS_MAX - (unsigned)r->nsent) {
+        error(r, s->line,
+              "send: %llu FPDU(s) of at most %zu payload octets would make this case send more "
+              "than %u FPDUs (raise seg= or shorten the message)",
+              (unsigned long long)(nseg * repeat), room, IWC_FPDUS_MAX);
+        free(pay);
+        iwc_buf_free(&termhdr);
+        return;
+    }
     for (uint64_t k = 0; k < repeat && !r->abort_steps; k++) {
         iw_rdmap_msg mk = m;
         if (auto_msn && mk.ddp.qn < 4)
@@ -2474,29 +2491,49 @@ static void exp_no_event(run *r, const iwc_step *s) {
     }
 }
 
-/* read_mr of [off, off+len) of an IUT region; NULL after an error. */
+/* read_mr of [off, off+len) of an IUT region, in requests of at most
+ * IWC_AGENT_DATA_MAX octets (what the agents answer); NULL after an
+ * error. */
 static uint8_t *read_region(run *r, int line, int ri, uint64_t off, uint64_t len) {
-    iwc_req q;
-    if (iwc_req_begin(&q, "read_mr") < 0)
+    uint8_t *all = malloc(len ? len : 1);
+    if (!all) {
+        error(r, line, "out of memory reading %llu octets back", (unsigned long long)len);
         return NULL;
-    iw_jw_hex32(&q.j, "stag", r->reg[ri].stag);
-    iw_jw_uint(&q.j, "offset", off);
-    iw_jw_uint(&q.j, "len", len);
-    iw_json_doc *d = agent_ok(r, line, iwc_req_end(&q), "read_mr");
-    iwc_req_free(&q);
-    if (!d)
-        return NULL;
-    uint8_t *b = NULL;
-    size_t n = 0;
-    char err[128];
-    if (iw_json_hex(d, &d->nodes[0], "data_hex", true, (size_t)len, &b, &n, err, sizeof err) < 0 ||
-        n != len) {
-        error(r, line, "agent read_mr: %s", n != len ? "wrong length" : err);
-        free(b);
-        b = NULL;
     }
-    doc_free(d);
-    return b;
+    uint64_t done = 0;
+    do {
+        uint64_t n = len - done < IWC_AGENT_DATA_MAX ? len - done : IWC_AGENT_DATA_MAX;
+        iwc_req q;
+        if (iwc_req_begin(&q, "read_mr") < 0)
+            goto fail;
+        iw_jw_hex32(&q.j, "stag", r->reg[ri].stag);
+        iw_jw_uint(&q.j, "offset", off + done);
+        iw_jw_uint(&q.j, "len", n);
+        iw_json_doc *d = agent_ok(r, line, iwc_req_end(&q), "read_mr");
+        iwc_req_free(&q);
+        if (!d)
+            goto fail;
+        uint8_t *b = NULL;
+        size_t got = 0;
+        char err[128];
+        if (iw_json_hex(d, &d->nodes[0], "data_hex", true, (size_t)n, &b, &got, err, sizeof err) <
+                0 ||
+            got != n) {
+            error(r, line, "agent read_mr: %s", got != n ? "wrong length" : err);
+            free(b);
+            doc_free(d);
+            goto fail;
+        }
+        if (n)
+            memcpy(all + done, b, n);
+        free(b);
+        doc_free(d);
+        done += n;
+    } while (done < len);
+    return all;
+fail:
+    free(all);
+    return NULL;
 }
 
 /* Compare an IUT region range with the model; waits for late placement
