@@ -267,13 +267,10 @@ int progress(perf *x, int wait_ms) {
     if (!n && x->closed && x->connected && !x->bye)
         return fail(x, "connection closed: %s (%s)", iw_close_str(x->close_why),
                     x->close_rfc ? x->close_rfc : "");
-    uint64_t t = now_ns();
-    if (n) {
-        x->last_activity = t;
-    } else if (t - x->last_activity > IDLE_NS) {
-        /* A Read's responder and a Write's target see no completions:
-         * octets moving count as progress too. */
-        uint64_t bytes = 0;
+    /* Octets moved count as progress too; read only on idle rounds. */
+    uint64_t bytes = x->last_bytes;
+    if (!n) {
+        bytes = 0;
         iw_qp *qps[2] = {x->qp, x->pt.cqp};
         for (int i = 0; i < 2; i++) {
             iw_conn_stats st;
@@ -282,12 +279,10 @@ int progress(perf *x, int wait_ms) {
                 bytes += st.bytes_rx + st.bytes_tx;
             }
         }
-        if (bytes == x->last_bytes)
-            return fail(x, "no progress for %llu s: is the peer alive?",
-                        (unsigned long long)(IDLE_NS / 1000000000ull));
-        x->last_bytes = bytes;
-        x->last_activity = t;
     }
+    if (perf_idle_expired(&x->last_activity, &x->last_bytes, now_ns(), n, bytes, IDLE_NS))
+        return fail(x, "no progress for %llu s: is the peer alive?",
+                    (unsigned long long)(IDLE_NS / 1000000000ull));
     return n;
 }
 

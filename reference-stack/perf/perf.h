@@ -6,6 +6,7 @@
 
 #include <iwarp/verbs.h>
 
+#include "perf_idle.h"
 #include "pt_wire.h"
 
 #define PROG "iwarp-perf"
