@@ -1202,7 +1202,9 @@ static void session_end(agent *a) {
 }
 
 static void client_accept(agent *a) {
-    if (iw_agent_srv_client_gone(&a->srv))
+    /* The runner's own news first: one that has just left ends its session
+     * and the newcomer is served, not turned away. */
+    if (iw_agent_srv_service(&a->srv) || iw_agent_srv_client_gone(&a->srv))
         session_end(a);
     iw_agent_srv_accept(&a->srv);
 }
@@ -1269,10 +1271,11 @@ int main(int argc, char **argv) {
         int timeout = iw_agent_srv_wait_ms(&a->srv, TICK_MS);
         struct epoll_event evs[8];
         int n = epoll_wait(a->ep, evs, 8, timeout);
+        bool knock = false;
         for (int i = 0; i < n && !stop_flag; i++) {
             switch (evs[i].data.u32) {
             case TAG_LISTEN:
-                client_accept(a);
+                knock = true;
                 break;
             case TAG_CLIENT:
                 iw_agent_srv_on_client(&a->srv, evs[i].events);
@@ -1290,6 +1293,8 @@ int main(int argc, char **argv) {
                 break;
             }
         }
+        if (knock)
+            client_accept(a);
         /* Cheap, and covers a missed notification. */
         cq_drain(a, 0, NULL);
         if (iw_agent_srv_service(&a->srv))

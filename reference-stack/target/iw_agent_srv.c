@@ -468,7 +468,9 @@ int iw_agent_srv_wait_ms(const iw_agent_srv *s, int tick_ms) {
     uint64_t now = iw_agent_now_ms();
     uint64_t timeout = tick_ms < 0 ? 0 : (uint64_t)tick_ms;
     if (s->client >= 0) {
-        if (s->failed || s->in_eof || s->more_lines || iw_agent_srv_poll_due(s))
+        /* Work that waits for nothing; a backlog waits for EPOLLOUT. */
+        if ((s->more_lines && iw_agent_srv_out_pending(s) < IW_AGENT_SRV_OUT_SOFT) ||
+            iw_agent_srv_poll_due(s))
             return 0;
         if (s->poll_pending && s->poll_deadline - now < timeout)
             timeout = s->poll_deadline - now;
@@ -567,16 +569,25 @@ static void process_lines(iw_agent_srv *s) {
         s->in_len = 0; /* a last line without its newline is never complete */
 }
 
+/* Read and handle what the runner sent, until the socket is empty, the
+ * EOF, or handling must pause (a poll, the output, a full batch): a runner
+ * that has just left is then known to be gone before anyone new is judged. */
 static void read_input(iw_agent_srv *s) {
-    ssize_t n =
-        recv(s->client, s->in + s->in_len, IW_AGENT_SRV_IN_CAP - s->in_len, MSG_DONTWAIT);
-    if (n > 0)
-        s->in_len += (size_t)n;
-    else if (n == 0)
-        s->in_eof = true;
-    else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-        s->failed = true;
-    process_lines(s);
+    while (want_input(s) && !s->more_lines) {
+        ssize_t n =
+            recv(s->client, s->in + s->in_len, IW_AGENT_SRV_IN_CAP - s->in_len, MSG_DONTWAIT);
+        if (n > 0)
+            s->in_len += (size_t)n;
+        else if (n == 0)
+            s->in_eof = true;
+        else if (errno == EINTR)
+            continue;
+        else if (errno != EAGAIN && errno != EWOULDBLOCK)
+            s->failed = true;
+        process_lines(s);
+        if (n < 0)
+            break;
+    }
 }
 
 void iw_agent_srv_on_client(iw_agent_srv *s, uint32_t events) {

@@ -714,14 +714,20 @@ int main(int argc, char **argv) {
         int timeout = iw_agent_srv_wait_ms(&t.srv, 50);
         struct epoll_event evs[8];
         int n = epoll_wait(ep, evs, 8, timeout);
+        bool knock = false;
         for (int i = 0; i < n; i++) {
-            if (evs[i].data.u32 == TAG_LISTEN) {
-                if (iw_agent_srv_client_gone(&t.srv) && tgt_end_session(&t, ep, once) < 0)
-                    rc = 1;
-                iw_agent_srv_accept(&t.srv);
-            } else if (evs[i].data.u32 == TAG_CLIENT) {
+            if (evs[i].data.u32 == TAG_LISTEN)
+                knock = true;
+            else if (evs[i].data.u32 == TAG_CLIENT)
                 iw_agent_srv_on_client(&t.srv, evs[i].events);
-            }
+        }
+        if (knock) {
+            /* The runner's own news first: one that has just left ends its
+             * session and the newcomer is served, not turned away. */
+            if ((iw_agent_srv_service(&t.srv) || iw_agent_srv_client_gone(&t.srv)) &&
+                tgt_end_session(&t, ep, once) < 0)
+                rc = 1;
+            iw_agent_srv_accept(&t.srv);
         }
         tgt_progress(&t, 0);
         if (iw_agent_srv_service(&t.srv) && tgt_end_session(&t, ep, once) < 0)
