@@ -12,6 +12,7 @@ unclean exit of the target fails every scenario.
 
 Scenarios: order hex listen pending emfile unread limits soak runner-sizes
 """
+import ctypes
 import errno
 import json
 import os
@@ -109,9 +110,12 @@ class Target:
         # A small ASan quarantine, so RSS shows what the target keeps.
         if "ASAN_OPTIONS" in env:
             env["ASAN_OPTIONS"] += ":quarantine_size_mb=16"
-        pre = None
-        if nofile:
-            pre = lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+        def pre():
+            # The target dies with this script, even if a ctest timeout
+            # kills it (PR_SET_PDEATHSIG).
+            ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
+            if nofile:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
         self.p = subprocess.Popen([binary, "--agent", "127.0.0.1:%d" % self.port],
                                   stderr=self.err, env=env, preexec_fn=pre)
         targets.append(self)
