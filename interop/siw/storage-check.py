@@ -93,6 +93,7 @@ class Checker:
         self.summary = collections.OrderedDict(
             file=os.path.basename(pcap), kind=kind, port=self.k["port"],
             octets=os.path.getsize(pcap))
+        self.passes = {}
         self.tmp = tempfile.mkdtemp(prefix="iwk-storage-check.")
         os.mkdir(os.path.join(self.tmp, "plugins"))
         # stock tshark: no personal configuration, no plugin directory
@@ -114,22 +115,41 @@ class Checker:
             sys.exit(f"tshark {' '.join(args)} failed on {self.pcap}: {r.stderr.strip()}")
         return r.stdout
 
-    def fields(self, opts, fields, flt=None):
-        args = list(opts) + ["-T", "fields", "-E", "separator=\t", "-E", "occurrence=a",
-                             "-E", "aggregator=,"]
-        for f in fields:
-            args += ["-e", f]
-        if flt:
-            args += ["-Y", flt]
-        rows = []
-        for line in self.tshark(args).splitlines():
-            cols = line.split("\t")
-            cols += [""] * (len(fields) - len(cols))
-            rows.append(dict(zip(fields, cols)))
-        return rows
+    # Every field any check reads, in one tshark pass per option set (a
+    # tshark start costs seconds on a loaded machine).
+    FIELDS = ["frame.number", "frame.protocols", "_ws.col.Protocol", "_ws.col.Info",
+              "_ws.expert.severity", "_ws.malformed", "tcp.stream", "tcp.srcport",
+              "tcp.flags.syn", "tcp.flags.ack", "tcp.flags.fin", "tcp.flags.reset", "tcp.len",
+              "tcp.analysis.lost_segment", "tcp.analysis.ack_lost_segment",
+              "iwarp_mpa.key.req", "iwarp_mpa.key.rep", "rpcordma.xid", "rpcordma.reads_count",
+              "rpcordma.writes_count", "rpc.msgtyp", "nfs.procedure_v3", "nfs.opcode",
+              "smb2.cmd", "smb2.flags.response"]
+    # Protocols: present as a field exactly when `-Y PROTO` matches the frame
+    # (frame.protocols differs: no "nfs" layer in a NULL call, say).
+    PROTOS = ["iwarp_mpa", "iwarp_ddp_rdmap", "rpcordma", "rpc", "nfs", "iscsi", "smb_direct",
+              "smb2", "nvme"]
 
-    def count(self, opts, flt):
-        return len(self.tshark(list(opts) + ["-Y", flt]).splitlines())
+    def frames(self, opts):
+        key = tuple(opts)
+        if key not in self.passes:
+            args = list(opts) + ["-T", "fields", "-E", "separator=\t", "-E", "occurrence=a",
+                                 "-E", "aggregator=,"]
+            names = self.FIELDS + self.PROTOS
+            for f in names:
+                args += ["-e", f]
+            rows = []
+            for line in self.tshark(args).splitlines():
+                cols = line.split("\t")
+                cols += [""] * (len(names) - len(cols))
+                r = dict(zip(names, cols))
+                r["protos"] = {p for p in self.PROTOS if r[p]}
+                rows.append(r)
+            self.passes[key] = rows
+        return self.passes[key]
+
+    @staticmethod
+    def vals(r, field):
+        return [v for v in r[field].split(",") if v]
 
     def stock_is_stock(self):
         r = subprocess.run(["tshark", "-G", "plugins"], env=self.env, stdout=subprocess.PIPE,
@@ -173,9 +193,7 @@ class Checker:
         self.expect(self.stock_is_stock(), "stock tshark: no iwarpkit plugin loaded")
         s["tshark"] = self.tshark_version()
         # TCP: whole connections, nothing lost
-        tcp = self.fields(k["opts"], ["frame.number", "tcp.stream", "tcp.srcport", "tcp.flags.syn",
-                                      "tcp.flags.ack", "tcp.flags.fin", "tcp.flags.reset",
-                                      "tcp.len", "iwarp_mpa.key.req", "iwarp_mpa.key.rep"])
+        tcp = self.frames(k["opts"])
         s["frames"] = len(tcp)
         streams = collections.OrderedDict()
         for r in tcp:
@@ -211,7 +229,7 @@ class Checker:
             self.expect(st["rep"] is not None and st["rep"] == st["first_s2c"],
                         f"connection {sid}: MPA Reply (stock iwarp_mpa) is the server's first "
                         f"payload (frame {st['rep']})")
-        lost = self.count([], "tcp.analysis.lost_segment || tcp.analysis.ack_lost_segment")
+        lost = sum(1 for r in tcp if r["tcp.analysis.lost_segment"] or r["tcp.analysis.ack_lost_segment"])
         self.expect(lost == 0, f"TCP analysis: {lost} lost segments")
 
         # iwarp-decode: every stream whole, verdicts ok, only siw's known notes
@@ -278,9 +296,7 @@ class Checker:
     def nfs_common(self):
         s = self.summary
         k = self.k
-        rows = self.fields(k["opts"], ["tcp.srcport", "rpcordma.xid", "rpcordma.msg_type",
-                                       "rpcordma.reads_count", "rpcordma.writes_count",
-                                       "rpcordma.reply_count"], "rpcordma")
+        rows = [r for r in self.frames(k["opts"]) if "rpcordma" in r["protos"]]
         calls, replies = set(), set()
         reads = writes = 0
         for r in rows:
@@ -300,9 +316,9 @@ class Checker:
 
     def check_nfs3(self):
         self.nfs_common()
-        rows = self.fields(self.k["opts"], ["rpc.msgtyp", "nfs.procedure_v3"], "nfs && rpc.msgtyp == 0")
-        seen = collections.Counter(NFS3_PROCS.get(int(p), p) for r in rows
-                                   for p in r["nfs.procedure_v3"].split(",") if p)
+        seen = collections.Counter(NFS3_PROCS.get(int(p), p) for r in self.frames(self.k["opts"])
+                                   if "nfs" in r["protos"] and "0" in self.vals(r, "rpc.msgtyp")
+                                   for p in self.vals(r, "nfs.procedure_v3"))
         self.summary["operations"] = dict(sorted(seen.items()))
         need = ["NULL", "FSINFO", "GETATTR", "LOOKUP", "ACCESS", "MKDIR", "CREATE", "WRITE",
                 "READ", "RENAME", "REMOVE", "RMDIR"]
@@ -313,9 +329,9 @@ class Checker:
 
     def check_nfs41(self):
         self.nfs_common()
-        rows = self.fields(self.k["opts"], ["nfs.opcode"], "nfs && rpc.msgtyp == 0")
-        seen = collections.Counter(NFS4_OPS.get(int(p), p) for r in rows
-                                   for p in r["nfs.opcode"].split(",") if p)
+        seen = collections.Counter(NFS4_OPS.get(int(p), p) for r in self.frames(self.k["opts"])
+                                   if "nfs" in r["protos"] and "0" in self.vals(r, "rpc.msgtyp")
+                                   for p in self.vals(r, "nfs.opcode"))
         self.summary["operations"] = dict(sorted(seen.items()))
         need = ["EXCHANGE_ID", "CREATE_SESSION", "RECLAIM_COMPLETE", "SEQUENCE", "PUTROOTFH",
                 "PUTFH", "GETATTR", "LOOKUP", "ACCESS", "CREATE", "OPEN", "WRITE", "CLOSE",
@@ -465,13 +481,13 @@ class Checker:
     def check_smbdirect(self):
         s = self.summary
         opts = self.k["opts"]
-        neg = self.count(opts, "smb_direct.negotiate_request")
-        rsp = self.count(opts, "smb_direct.negotiate_response")
+        info = [r["_ws.col.Info"] for r in self.frames(opts) if "smb_direct" in r["protos"]]
+        neg = sum("NegotiateRequest" in i for i in info)
+        rsp = sum("NegotiateResponse" in i for i in info)
         self.expect(neg == 1 and rsp == 1, f"SMB Direct negotiate request/response (stock, "
                     f"{' '.join(opts)}): {neg}/{rsp}")
-        rows = self.fields(opts, ["smb2.cmd", "smb2.flags.response"], "smb2")
         seen = collections.Counter()
-        for r in rows:
+        for r in self.frames(opts):
             for c, resp in zip(r["smb2.cmd"].split(","), r["smb2.flags.response"].split(",")):
                 if c and resp in ("0", "False"):
                     seen[SMB2_CMDS.get(int(c), c)] += 1
@@ -491,17 +507,17 @@ class Checker:
             variants.append((" ".join(self.k["opts"]), self.k["opts"]))
         base = collections.OrderedDict()
         for name, opts in variants:
-            protos = collections.Counter(r["_ws.col.Protocol"] for r in
-                                         self.fields(opts, ["_ws.col.Protocol"]))
+            rows = self.frames(opts)
+            protos = collections.Counter(r["_ws.col.Protocol"] for r in rows)
             v = collections.OrderedDict(columns=dict(protos.most_common()))
-            v["malformed_frames"] = [int(r["frame.number"]) for r in
-                                     self.fields(opts, ["frame.number"], "_ws.malformed")]
-            for label, flt in [("iwarp_mpa", "iwarp_mpa"), ("iwarp_ddp_rdmap", "iwarp_ddp_rdmap"),
-                               ("rpcordma", "rpcordma"), ("nfs", "nfs"), ("iscsi", "iscsi"),
-                               ("smb_direct", "smb_direct"), ("smb2", "smb2"),
-                               ("nvme", "nvme"), ("malformed", "_ws.malformed"),
-                               ("expert_warn_or_error", "_ws.expert.severity >= 6291456")]:
-                v[label] = self.count(opts, flt)
+            # frames in which the dissector took part (tshark -Y PROTO | wc -l)
+            for label in self.PROTOS:
+                v[label] = sum(label in r["protos"] for r in rows)
+            malformed = [int(r["frame.number"]) for r in rows if r["_ws.malformed"]]
+            v["malformed"], v["malformed_frames"] = len(malformed), malformed
+            # expert items of Warning (0x600000) or Error (0x800000) severity
+            v["expert_warn_or_error"] = sum(any(int(x) >= 0x600000 for x in self.vals(r, "_ws.expert.severity"))
+                                            for r in rows)
             base[name] = v
         self.summary["stock"] = base
 
