@@ -547,6 +547,8 @@ def fmt_counts(d, limit=None):
 def cmd_readme(a):
     """The generated block of pcaps/storage/README.md from check summaries."""
     sums = [json.load(open(p, encoding="utf-8")) for p in a.summaries]
+    order = list(KINDS)
+    sums.sort(key=lambda s: (order.index(s["kind"]) if s.get("kind") in order else len(order), s["file"]))
     out = ["<!-- storage-captures: begin (interop/siw/storage.sh writes this block) -->"]
     for g in sorted({s.get("guest", "") for s in sums}):
         out.append(g)

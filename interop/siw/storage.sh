@@ -106,7 +106,7 @@ LOGS=$out
 [[ $out != "$ROOT/pcaps/storage" ]] || LOGS=$RUN
 : >"$LOGS/crashes.txt"
 rm -f "$LOGS/timings.txt"
-boots=0
+boots=0 need_boot=0
 boot() {
   iwk_boot_or_skip
   boots=$(( boots + 1 ))
@@ -149,6 +149,7 @@ capture() {
   local name=$1 kind=${KIND[$1]} port=${PORT[$1]} try rc drops pcap="$RUN/captures/$1.pcap"
   local t0 ok=0 why
   t0=$(date +%s)
+  if [[ $need_boot == 1 ]]; then boot; need_boot=0; fi
   for try in 1 2 3; do
     rc=0
     rm -f "$RUN/$name".{server,client,check}.txt
@@ -172,9 +173,10 @@ capture() {
         iwk_warn "$name: guest kernel crashed, not a known crash: $LOGS/$name.crash.txt"
         crashed+=("$name"); failed+=("$name: kernel crash (not in storage-expected.txt)")
       fi
-      # a fresh guest for what comes next (the crash is the result of this capture)
+      # a fresh guest for what comes next, if anything does (the crash is
+      # the result of this capture)
       bash "$G" stop >/dev/null 2>&1 || true
-      boot
+      need_boot=1
       echo "$name: crashed after $(( $(date +%s) - t0 )) s" >>"$LOGS/timings.txt"
       return 0
     fi
