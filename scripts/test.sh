@@ -58,11 +58,11 @@ done
 # machine, and siw's own crashes are results. IWK_SIW=0 skips the stage.
 siw_line=""
 if [ "${IWK_SIW:-1}" != 0 ]; then
-  echo "== siw interop (ctest -L siw: smoke, captures, pair, perftest, conform)"
+  echo "== siw interop (ctest -L siw: smoke, captures, pair, perftest, conform, storage)"
   siw_t0=$(date +%s) budget=${IWK_SIW_BUDGET:-900}
   sp=0 sf=0 ss=0 sn=0
   # test: seconds it usually needs once the guest image is built
-  for t in siw_smoke:60 siw_captures:90 siw_pair:90 siw_perftest:120 siw_conform:420; do
+  for t in siw_smoke:60 siw_captures:90 siw_pair:90 siw_perftest:120 siw_conform:420 siw_storage:300; do
     name=${t%%:*} need=${t##*:}
     left=$(( budget - ($(date +%s) - siw_t0) ))
     if ! ctest --test-dir build/gcc -L siw -N -R "^$name\$" | grep -q "Total Tests: 1"; then

@@ -14,6 +14,9 @@
 #      of IWK_SIW_KVERSION (initrd built by initramfs-tools, virtio modules)
 #   4. siw.ko built out of tree from linux-source-6.1 of the SAME version,
 #      against those headers, in the chroot; installed in /lib/modules/*/updates
+#   4b. cifs.ko and ksmbd.ko from the same source with SMB Direct on
+#      (CONFIG_CIFS_SMB_DIRECT, CONFIG_SMB_SERVER_SMBDIRECT: Debian builds both
+#      without), ksmbd patched (ksmbd-*.patch); also in updates/
 #   5. the harness's guest files (guest/) installed; ext4 image made with
 #      mke2fs -d (no loop mount). Redone whenever guest/ changes.
 #
@@ -24,7 +27,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # Bump when the way the root is made changes (invalidates the cache).
-BUILD_REV=3
+BUILD_REV=4
 
 rebuild=0 print_dir=0
 for a in "$@"; do
@@ -44,10 +47,15 @@ KEY="${IWK_SIW_SUITE}-k${IWK_SIW_KVERSION}-p${pkg_hash}"
 KD="$IWK_SIW_CACHE/$KEY"
 ROOT="$KD/root"
 guest_hash=$(cd "$IWK_SIW_DIR/guest" && find . -type f -print0 | sort -z | xargs -0 sha256sum | hash_of)
+# Step 4b's recipe: its revision and the ksmbd patches (a change rebuilds
+# only 4b and the image).
+SMB_REV=1
+smb_hash=$( { echo "$SMB_REV"; cat "$IWK_SIW_DIR"/ksmbd-*.patch; } | hash_of)
 
 # Fast path: everything there and the guest files unchanged. No root needed.
 # (The host tools must be there too: a cache can outlive them.)
 if [[ $rebuild == 0 && -f "$KD/.image.done" && "$(cat "$KD/.image.done")" == "$guest_hash" ]] &&
+   [[ -f "$KD/.smb.done" && "$(cat "$KD/.smb.done")" == "$smb_hash" ]] &&
    command -v qemu-system-x86_64 >/dev/null && command -v socat >/dev/null; then
   ln -sfn "$KEY" "$IWK_SIW_CACHE/current" 2>/dev/null || true
   # shellcheck disable=SC1091
@@ -239,6 +247,66 @@ if [[ ! -f "$KD/.siw.done" ]]; then
   iwk_log "siw.ko built in $(cat "$KD/.siw.done") s (vermagic: $vermagic)"
 fi
 
+# --- 4b. cifs.ko and ksmbd.ko with SMB Direct -------------------------------------
+# Debian's 6.1 has CONFIG_CIFS=m and CONFIG_SMB_SERVER=m but neither SMB
+# Direct option, so storage.sh's SMB Direct capture needs both modules rebuilt
+# from the same source with them on. The options are bools that only add
+# objects (smbdirect.o, transport_rdma.o) and #ifdef'd code inside the one
+# module, so setting them for this build alone is safe: as make variables for
+# the Makefiles and as -D for the C code (autoconf.h of the headers lacks them).
+if [[ ! -f "$KD/.smb.done" || "$(cat "$KD/.smb.done")" != "$smb_hash" ]]; then
+  t0=$(date +%s)
+  chroot_up
+  deb="$IWK_SIW_CACHE/debs/archives/linux-source-6.1_${IWK_KVERSION//:/%3a}_all.deb"
+  [[ -f "$deb" ]] || run_logged "download linux-source-6.1" in_root sh -c \
+    "cd /var/cache/apt/archives && apt-get download linux-source-6.1=$IWK_KVERSION"
+  S=/usr/src/iwk-smb
+  rm -rf "$ROOT$S"
+  mkdir -p "$ROOT$S"
+  iwk_log "cifs.ko, ksmbd.ko: linux-source-6.1=$IWK_KVERSION fs/smb with SMB Direct"
+  # (ksmbd's vfs.c includes fs/internal.h, for vfs_path_lookup)
+  run_logged "extract fs/smb and the ASN.1 compiler" in_root sh -c \
+    "dpkg-deb --fsys-tarfile /var/cache/apt/archives/$(basename "$deb") \
+       | tar -xO ./usr/src/linux-source-6.1.tar.xz \
+       | tar -xJ -C $S --strip-components=1 linux-source-6.1/fs/smb linux-source-6.1/fs/internal.h \
+           linux-source-6.1/scripts/asn1_compiler.c \
+           linux-source-6.1/include/linux/asn1.h linux-source-6.1/include/linux/asn1_ber_bytecode.h"
+  [[ -f "$ROOT$S/fs/smb/server/transport_rdma.c" && -f "$ROOT$S/fs/smb/client/smbdirect.c" ]] ||
+    iwk_die "fs/smb sources missing after extraction"
+  for p in "$IWK_SIW_DIR"/ksmbd-*.patch; do
+    cp "$p" "$ROOT$S/"
+    run_logged "patch ${p##*/}" in_root patch -p1 -d "$S" -i "$S/${p##*/}"
+  done
+  # Both modules have ASN.1 grammars; Kbuild runs scripts/asn1_compiler of the
+  # headers, which Debian's linux-kbuild-6.1 does not ship: build it from the
+  # same source into the (disposable) root's kbuild scripts.
+  kscripts=$(readlink -f "$ROOT/usr/src/linux-headers-$IWK_KABI/scripts")
+  kscripts=${kscripts#"$ROOT"}
+  run_logged "build asn1_compiler" in_root gcc -O2 -I"$S/include" -o "$kscripts/asn1_compiler" \
+    "$S/scripts/asn1_compiler.c"
+  run_logged "build cifs.ko (SMB Direct)" in_root make -C "/usr/src/linux-headers-$IWK_KABI" \
+    M="$S/fs/smb/client" CONFIG_CIFS=m CONFIG_CIFS_SMB_DIRECT=y KCFLAGS=-DCONFIG_CIFS_SMB_DIRECT=1 \
+    -j"$(nproc)" modules
+  run_logged "build ksmbd.ko (SMB Direct)" in_root make -C "/usr/src/linux-headers-$IWK_KABI" \
+    M="$S/fs/smb/server" CONFIG_SMB_SERVER=m CONFIG_SMB_SERVER_SMBDIRECT=y \
+    KCFLAGS=-DCONFIG_SMB_SERVER_SMBDIRECT=1 -j"$(nproc)" modules
+  mkdir -p "$ROOT/lib/modules/$IWK_KABI/updates"
+  install -m 644 "$ROOT$S/fs/smb/client/cifs.ko" "$ROOT/lib/modules/$IWK_KABI/updates/cifs.ko"
+  install -m 644 "$ROOT$S/fs/smb/server/ksmbd.ko" "$ROOT/lib/modules/$IWK_KABI/updates/ksmbd.ko"
+  run_logged depmod in_root depmod "$IWK_KABI"
+  for m in cifs ksmbd; do
+    vm=$(in_root modinfo -F vermagic "/lib/modules/$IWK_KABI/updates/$m.ko")
+    [[ $vm == "$IWK_KABI "* ]] || iwk_die "$m.ko vermagic '$vm' does not match $IWK_KABI"
+    # the SMB Direct code is really in: its RDMA symbols are imported
+    in_root modinfo -F depends "/lib/modules/$IWK_KABI/updates/$m.ko" | grep -q rdma_cm ||
+      iwk_die "$m.ko does not depend on rdma_cm: built without SMB Direct?"
+  done
+  rm -rf "$ROOT$S"/fs/smb/*/.*.cmd "$ROOT$S"/fs/smb/*/*.o
+  chroot_down
+  echo "$smb_hash" >"$KD/.smb.done"
+  iwk_log "cifs.ko and ksmbd.ko with SMB Direct built in $(( $(date +%s) - t0 )) s"
+fi
+
 # --- 5. guest files + image ----------------------------------------------------
 t0=$(date +%s)
 rm -f "$KD/.image.done"
@@ -269,10 +337,12 @@ source "$KD/siw.env"
   echo "IWK_T_DEBOOTSTRAP=$(cat "$KD/.debootstrap.done")"
   echo "IWK_T_KERNEL=$(cat "$KD/.kernel.done")"
   echo "IWK_T_SIW=$(cat "$KD/.siw.done")"
+  echo "IWK_SMB_DIRECT=cifs.ko+ksmbd.ko $(cat "$KD/.smb.done") ($(cd "$IWK_SIW_DIR" && echo ksmbd-*.patch))"
   echo "IWK_T_IMAGE=$(( $(date +%s) - t0 ))"
   # shellcheck disable=SC2016  # dpkg-query's own ${...}
   printf 'IWK_PACKAGES="%s"\n' "$(in_root dpkg-query -W -f='${Package}=${Version} ' \
-      rdma-core ibverbs-providers perftest tcpdump iproute2 socat 2>/dev/null)"
+      rdma-core ibverbs-providers perftest tcpdump iproute2 socat \
+      nfs-kernel-server nvme-cli open-iscsi ksmbd-tools cifs-utils 2>/dev/null)"
 } >"$KD/manifest.env"
 echo "$guest_hash" >"$KD/.image.done"
 ln -sfn "$KEY" "$IWK_SIW_CACHE/current"

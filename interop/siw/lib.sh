@@ -30,6 +30,9 @@ IWK_SIW_PACKAGES=(
   # building siw.ko (linux-headers pulls gcc-12) and, later, iwarp-agent
   build-essential cmake pkg-config libibverbs-dev librdmacm-dev xz-utils
   libpcap-dev   # the project's configure step needs it (build-agent.sh)
+  # storage over RDMA (storage.sh): NFS/RDMA server and client, NVMe-oF host,
+  # the iSER initiator, SMB Direct server (ksmbd) and client (cifs)
+  nfs-kernel-server nvme-cli open-iscsi ksmbd-tools cifs-utils
 )
 
 # --- where things go ---------------------------------------------------------
