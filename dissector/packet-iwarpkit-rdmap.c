@@ -532,6 +532,12 @@ static gboolean ulp_too_short(tvbuff_t *tvb, const rdmap_info_t *info) {
  * PDU and framing is lost). */
 static void call_ulp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, rdmap_info_t *info) {
     guint16 can_desegment = pinfo->can_desegment, saved = pinfo->saved_can_desegment;
+    /* As the built-in packet-iwarp-mpa.c: ULPs see the iWARP port type, so
+     * a conversation they look up or claim (RPC's conversation_set_dissector
+     * on its first call) is the iWARP one, never the TCP conversation the
+     * plugin itself dissects. */
+    port_type ptype = pinfo->ptype;
+    pinfo->ptype = PT_IWARP_MPA;
     TRY {
         heur_dtbl_entry_t *hdtbl_entry;
         if (!rdmap_heur_list || ulp_too_short(tvb, info) ||
@@ -540,6 +546,7 @@ static void call_ulp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, rdmap_
     }
     CATCH_NONFATAL_ERRORS { show_exception(tvb, pinfo, tree, EXCEPT_CODE, GET_MESSAGE); }
     ENDTRY;
+    pinfo->ptype = ptype;
     pinfo->can_desegment = can_desegment;
     pinfo->saved_can_desegment = saved;
 }
@@ -548,12 +555,15 @@ static void call_ulp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, rdmap_
 static void call_ulp_quiet(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                            rdmap_info_t *info) {
     guint16 can_desegment = pinfo->can_desegment, saved = pinfo->saved_can_desegment;
+    port_type ptype = pinfo->ptype;
+    pinfo->ptype = PT_IWARP_MPA;
     TRY {
         heur_dtbl_entry_t *hdtbl_entry;
         dissector_try_heuristic(rdmap_heur_list, tvb, pinfo, tree, &hdtbl_entry, info);
     }
     CATCH_NONFATAL_ERRORS { show_exception(tvb, pinfo, tree, EXCEPT_CODE, GET_MESSAGE); }
     ENDTRY;
+    pinfo->ptype = ptype;
     pinfo->can_desegment = can_desegment;
     pinfo->saved_can_desegment = saved;
 }
@@ -572,20 +582,24 @@ static void dissect_payload(tvbuff_t *seg_tvb, guint off, packet_info *pinfo, pr
         tvbuff_t *whole = process_reassembled_data(ptvb, 0, pinfo, "Reassembled iWARP message",
                                                    fh, &iwk_frag_items, NULL, tree);
         pinfo->fragmented = save;
+        if (m->ddp.tagged) {
+            /* Tagged data is placed segment by segment (RFC 5041 §3): as the
+             * built-in does, the ULPs get each segment once, with its own
+             * STag and TO (RPC-over-RDMA counts the octets of a chunk per
+             * offer and completes its reassembly on that count). The
+             * reassembled message above is for display only. */
+            call_ulp(ptvb, pinfo, tree, &info);
+            return;
+        }
         if (whole) {
-            /* The ULP sees the whole message, as from one segment at MO 0. */
-            if (!m->ddp.tagged)
-                info.message_offset = 0;
-            else
-                info.tagged_offset = m->ddp.to - s->reasm_off;
+            /* An untagged message goes up once, whole, as from one segment
+             * at MO 0 (its fragments show "Reassembled in"). */
+            info.message_offset = 0;
             call_ulp(whole, pinfo, tree, &info);
             return;
         }
-        if (!m->ddp.tagged) {
-            /* An untagged fragment: the reassembled message goes up. */
-            call_data_dissector(ptvb, pinfo, tree);
-            return;
-        }
+        call_data_dissector(ptvb, pinfo, tree);
+        return;
     }
     call_ulp(ptvb, pinfo, tree, &info);
 }
