@@ -143,6 +143,17 @@ static void track(iwk_ulp_ctx *u, tvbuff_t *tvb, tvbuff_t *pdu, guint8 flags) {
         if (cmd && (flags & ISER_RSV))
             iwk_cmd_stag(u, cmd, tvb_get_ntohl(tvb, 16));
         role = IWK_ROLE_CMD;
+    } else if (u->from_initiator && op == 0x05) {
+        /* Unsolicited Data-Out in a Send (RFC 7145 §7.3.2): data of the
+         * command with that ITT. */
+        cmd = iwk_cmd_lookup(u, itt);
+        if (cmd) {
+            cmd->bytes += tvb_get_ntoh24(pdu, 5);
+            if (!cmd->n_data++)
+                cmd->first_data = u->pinfo->num;
+            cmd->last_data = u->pinfo->num;
+        }
+        role = IWK_ROLE_DATA;
     } else if (!u->from_initiator && op >= 0x20 && op <= 0x26 && op != 0x25) {
         guint32 status = 0;
         const char *str = "OK";
@@ -242,14 +253,14 @@ void iwk_iser_send(iwk_ulp_ctx *u, tvbuff_t *tvb) {
     }
 }
 
-/* Linux ib_iser CM private data (struct iser_cm_hdr): flags, then three
- * reserved octets. Only in the Request; taken as iSER when the reserved
- * octets and the undefined flag bits are zero. */
+/* Linux iSER CM private data (ib_iser's struct iser_cm_hdr in the Request,
+ * isert's in the Reply): flags, then three reserved octets. Taken as iSER
+ * when the reserved octets and the undefined flag bits are zero. */
 gboolean iwk_iser_pd(tvbuff_t *tvb, guint off, guint len, proto_tree *tree, gboolean request) {
-    if (!request || len != 4 || (tvb_get_guint8(tvb, off) & 0x3f) ||
-        tvb_get_ntoh24(tvb, off + 1))
+    if (len != 4 || (tvb_get_guint8(tvb, off) & 0x3f) || tvb_get_ntoh24(tvb, off + 1))
         return FALSE;
     proto_item *ti = proto_tree_add_item(tree, hf_cm, tvb, off, 4, ENC_NA);
+    proto_item_append_text(ti, request ? " (initiator)" : " (target)");
     proto_tree *t = proto_item_add_subtree(ti, ett_cm);
     proto_tree_add_item(t, hf_cm_zbva, tvb, off, 1, ENC_NA);
     proto_tree_add_item(t, hf_cm_inv, tvb, off, 1, ENC_NA);
@@ -279,7 +290,7 @@ void proto_register_iwk_iser(void) {
         {&hf_ord, {"iSER-ORD", "iwk_iser.ord", FT_UINT16, BASE_DEC, NULL, 0, NULL, HFILL}},
         {&hf_rej, {"Reject", "iwk_iser.rej", FT_BOOLEAN, 8, NULL, 0x01, NULL, HFILL}},
         {&hf_cm, {"iSER CM private data", "iwk_iser.cm", FT_NONE, BASE_NONE, NULL, 0,
-                  "Linux ib_iser struct iser_cm_hdr, in the MPA Request", HFILL}},
+                  "Linux ib_iser / isert struct iser_cm_hdr, in the MPA Request/Reply", HFILL}},
         {&hf_cm_zbva, {"Zero-based VA not supported", "iwk_iser.cm.zbva_not_sup", FT_BOOLEAN, 8,
                        NULL, 0x80, NULL, HFILL}},
         {&hf_cm_inv, {"Send with Invalidate not supported", "iwk_iser.cm.send_inv_not_sup",

@@ -391,8 +391,7 @@ void iwk_storage_mpa_pd(tvbuff_t *tvb, guint off, guint len, packet_info *pinfo,
     iwk_stor *st = stor_for(c, pinfo, d);
     st->ulp = ulp;
     st->ulp_from_pd = TRUE;
-    if (request)
-        st->initiator = d;
+    st->initiator = request ? d : !d;
     if (ulp == IWK_ULP_NVMEOF && request) {
         st->qid = qid;
         st->qid_known = TRUE;
@@ -411,18 +410,22 @@ static int dissect_iwk_port(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 }
 
 static void ports_apply(void) {
-    /* Put back what the ports had, then stand in front of the new ones. */
+    /* Put back what the ports had, then stand in front of the new ones. A
+     * port whose entry is no longer ours (Decode As changed it) is left
+     * as the user set it. */
     GHashTableIter it;
     gpointer key, val;
+    dissector_table_t t = find_dissector_table("tcp.port");
     g_hash_table_iter_init(&it, saved_handles);
     while (g_hash_table_iter_next(&it, &key, &val)) {
+        if (!t || dissector_get_uint_handle(t, GPOINTER_TO_UINT(key)) != iwk_port_handle)
+            continue;
         if (val)
             dissector_add_uint("tcp.port", GPOINTER_TO_UINT(key), (dissector_handle_t)val);
         else
             dissector_delete_uint("tcp.port", GPOINTER_TO_UINT(key), iwk_port_handle);
     }
     g_hash_table_remove_all(saved_handles);
-    dissector_table_t t = find_dissector_table("tcp.port");
     for (int u = IWK_ULP_RPCRDMA; u < IWK_ULP_COUNT; u++) {
         const range_t *r = pref_ports[u];
         for (guint i = 0; r && i < r->nranges; i++) {

@@ -665,10 +665,11 @@ static void gen_storage_iser(const char *dir) {
     iw_pcapw_file *c = cap_open(dir, "storage-iser.pcap");
     conn k = conn_new(c, 43, 58043, 3260, 0x49534500u, 0x54475200u);
     stream s0 = stream_new(), s1 = stream_new();
-    /* iSER CM REQ private data as Linux ib_iser sends it (struct
-     * iser_cm_hdr: flags, 3 reserved); the target answers without one. */
+    /* iSER CM private data as Linux sends it (struct iser_cm_hdr: flags, 3
+     * reserved): ib_iser's with no flag, isert's with ZBVA not used. */
     const uint8_t cm_req[4] = {0x00, 0, 0, 0};
-    storage_startup(&k, &s0, &s1, cm_req, sizeof cm_req, NULL, 0);
+    const uint8_t cm_rep[4] = {0x80, 0, 0, 0};
+    storage_startup(&k, &s0, &s1, cm_req, sizeof cm_req, cm_rep, sizeof cm_rep);
     uint32_t m0 = 1, m1 = 1, rq = 1;
     uint8_t data[4096];
     fill(data, sizeof data, 0x69);
