@@ -76,6 +76,16 @@ static guint32 rd32(rd *r) {
     return v;
 }
 
+/* Skip an XDR opaque's octets (padded to 4, RFC 4506 §4.10). */
+static void rd_skip(rd *r, guint32 n) {
+    guint64 pad = ((guint64)n + 3) & ~(guint64)3;
+    if (r->bad || pad > r->end - r->off) {
+        r->bad = TRUE;
+        return;
+    }
+    r->off += (guint)pad;
+}
+
 static guint64 rd64(rd *r) {
     guint64 hi = rd32(r);
     return (hi << 32) | rd32(r);
@@ -182,22 +192,16 @@ static const value_string nfs4_ops[] = {
 /* The operation a COMPOUND is about: the first op after SEQUENCE and the
  * file handle ops, whose arguments have a known size (RFC 8881 §18). */
 static guint32 nfs4_main_op(rd *r) {
-    guint32 tag_len = rd32(r);
-    if (r->bad || tag_len > r->end - r->off)
-        return 0;
-    r->off += (tag_len + 3) & ~3u;
-    rd32(r); /* minorversion */
+    rd_skip(r, rd32(r)); /* tag */
+    rd32(r);             /* minorversion */
     guint32 n = rd32(r);
     guint32 op = 0;
     for (guint32 i = 0; i < n && !r->bad; i++) {
         op = rd32(r);
         if (op == 53) { /* SEQUENCE: sessionid, seqid, slotid, highest, cachethis */
-            r->off = r->end - r->off >= 32 ? r->off + 32 : r->end;
+            rd_skip(r, 32);
         } else if (op == 22) { /* PUTFH: nfs_fh4 */
-            guint32 l = rd32(r);
-            if (r->bad || l > r->end - r->off)
-                break;
-            r->off += (l + 3) & ~3u;
+            rd_skip(r, rd32(r));
         } else if (op != 23 && op != 24) { /* PUTPUBFH, PUTROOTFH: no args */
             break;
         }
@@ -214,10 +218,7 @@ static const char *call_name(tvbuff_t *tvb, guint off, guint end) {
     guint32 prog = rd32(&r), vers = rd32(&r), proc = rd32(&r);
     for (int i = 0; i < 2; i++) { /* credentials, verifier */
         rd32(&r);
-        guint32 l = rd32(&r);
-        if (r.bad || l > r.end - r.off)
-            return "RPC call";
-        r.off += (l + 3) & ~3u;
+        rd_skip(&r, rd32(&r));
     }
     if (r.bad)
         return "RPC call";
@@ -228,9 +229,7 @@ static const char *call_name(tvbuff_t *tvb, guint off, guint end) {
         if (proc == 0)
             return "NFSv4 NULL";
         rd m = r;
-        guint32 tag_len = rd32(&m);
-        if (!m.bad && tag_len <= m.end - m.off)
-            m.off += (tag_len + 3) & ~3u;
+        rd_skip(&m, rd32(&m));
         guint32 minor = rd32(&m);
         guint32 op = nfs4_main_op(&r);
         return wmem_strdup_printf(wmem_file_scope(), "NFSv4.%u %s", minor,
@@ -251,13 +250,12 @@ static guint32 reply_status(tvbuff_t *tvb, guint off, guint end, const char **st
         return 0x10000 | stat;
     }
     rd32(&r);
-    guint32 l = rd32(&r);
-    if (r.bad || l > r.end - r.off) {
+    rd_skip(&r, rd32(&r)); /* verifier */
+    guint32 acc = rd32(&r);
+    if (r.bad) {
         *str = "?";
         return 0;
     }
-    r.off += (l + 3) & ~3u;
-    guint32 acc = rd32(&r);
     if (acc != 0) {
         *str = "RPC not accepted";
         return 0x20000 | acc;

@@ -6,6 +6,7 @@
  * MPA Request/Reply (on iWARP, rdma_cm carries it there), and DDP segments
  * cut at a 1400-octet MULPDU so that bulk data spans several segments:
  *   storage-nfsv3-rdma.pcap   NFSv3 over RPC-over-RDMA v1 (RFC 8166, RFC 8267), port 20049
+ *   storage-nfsv41-rdma.pcap  NFSv4.1 COMPOUNDs over RPC-over-RDMA v1, port 20049
  *   storage-nvmeof-rdma.pcap  NVMe over Fabrics, RDMA transport, port 4420
  *   storage-iser.pcap         iSER (RFC 7145), port 3260
  * The ULP encodings are written from the specifications (field comments
@@ -139,12 +140,12 @@ static void rpcrdma_hdr(xbuf *x, uint32_t xid, uint32_t credits, const xbuf *lis
 }
 
 /* RPC call header (RFC 5531 §9) with AUTH_UNIX credentials. */
-static void rpc_call(xbuf *x, uint32_t xid, uint32_t proc) {
+static void rpc_call_v(xbuf *x, uint32_t xid, uint32_t vers, uint32_t proc) {
     xb_be32(x, xid);
     xb_be32(x, RPC_CALL);
     xb_be32(x, 2);
     xb_be32(x, NFS_PROG);
-    xb_be32(x, 3);
+    xb_be32(x, vers);
     xb_be32(x, proc);
     /* AUTH_UNIX (flavor 1): stamp, machine name "siw", uid 0, gid 0, no gids */
     xbuf c = {.n = 0};
@@ -158,6 +159,8 @@ static void rpc_call(xbuf *x, uint32_t xid, uint32_t proc) {
     xb_be32(x, 0); /* verifier AUTH_NONE */
     xb_be32(x, 0);
 }
+
+static void rpc_call(xbuf *x, uint32_t xid, uint32_t proc) { rpc_call_v(x, xid, 3, proc); }
 
 static void rpc_reply_ok(xbuf *x, uint32_t xid) {
     xb_be32(x, xid);
@@ -334,6 +337,167 @@ static void gen_storage_nfs(const char *dir) {
     xb_be32(&x, 4096);
     xb_be32(&x, 0); /* UNSTABLE */
     xb_be64(&x, 0x7665726631ull);
+    s_send(&s1, &msn1, x.b, x.n);
+    flush_both(&k, &s1, 1);
+
+    tcp_close(&k);
+    free(s0.buf);
+    free(s1.buf);
+    cap_close(c);
+}
+
+/* ---------------- NFSv4.1 over RPC-over-RDMA v1 ---------------- */
+
+/* RPC call header for NFSv4 COMPOUND (RFC 8881 §16.2) with AUTH_UNIX. */
+static void rpc_call4(xbuf *x, uint32_t xid, uint32_t proc) { rpc_call_v(x, xid, 4, proc); }
+
+static const uint8_t v4_session[16] = {0x5f, 0x3a, 0x01, 0x00, 0x11, 0x22, 0x33, 0x44,
+                                       0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00};
+static const uint8_t v4_stateid[16] = {0, 0, 0, 1, 0x5f, 0x3a, 0x01, 0x00,
+                                       0xaa, 0xbb, 0xcc, 0x01, 0, 0, 0, 2};
+
+/* COMPOUND4args head, then SEQUENCE and PUTFH (RFC 8881 §18.46, §18.19). */
+static void v4_args_head(xbuf *x, uint32_t nops, uint32_t seqid) {
+    xb_be32(x, 0); /* tag: empty */
+    xb_be32(x, 1); /* minorversion */
+    xb_be32(x, nops);
+    xb_be32(x, 53); /* SEQUENCE */
+    xb_bytes(x, v4_session, 16);
+    xb_be32(x, seqid);
+    xb_be32(x, 0);  /* slotid */
+    xb_be32(x, 31); /* highest_slotid */
+    xb_be32(x, 0);  /* cachethis */
+    xb_be32(x, 22); /* PUTFH */
+    xb_opaque(x, nfs_fh, sizeof nfs_fh);
+}
+
+/* COMPOUND4res head with SEQUENCE and PUTFH results, all NFS4_OK. */
+static void v4_res_head(xbuf *x, uint32_t nops, uint32_t seqid) {
+    xb_be32(x, 0); /* NFS4_OK */
+    xb_be32(x, 0); /* tag */
+    xb_be32(x, nops);
+    xb_be32(x, 53);
+    xb_be32(x, 0);
+    xb_bytes(x, v4_session, 16);
+    xb_be32(x, seqid);
+    xb_be32(x, 0);
+    xb_be32(x, 31);
+    xb_be32(x, 31);
+    xb_be32(x, 0); /* status flags */
+    xb_be32(x, 22);
+    xb_be32(x, 0);
+}
+
+static void gen_storage_nfs41(const char *dir) {
+    iw_pcapw_file *c = cap_open(dir, "storage-nfsv41-rdma.pcap");
+    conn k = conn_new(c, 44, 58044, 20049, 0x4E463400u, 0x53523400u);
+    stream s0 = stream_new(), s1 = stream_new();
+    const uint8_t cm_pd[8] = {0xf6, 0xab, 0x0e, 0x18, 0x01, 0x01, 0x03, 0x03};
+    storage_startup(&k, &s0, &s1, cm_pd, sizeof cm_pd, cm_pd, sizeof cm_pd);
+    uint32_t msn0 = 1, msn1 = 1, rq1 = 1;
+    uint8_t data[4096];
+    fill(data, sizeof data, 0x41);
+
+    /* 1. SEQUENCE, PUTFH, GETATTR (type, size). */
+    xbuf x = {.n = 0};
+    rpcrdma_hdr(&x, 0x2001, 128, NULL);
+    rpc_call4(&x, 0x2001, 1);
+    v4_args_head(&x, 3, 1);
+    xb_be32(&x, 9); /* GETATTR */
+    xb_be32(&x, 1); /* bitmap4: one word */
+    xb_be32(&x, (1u << 1) | (1u << 4)); /* FATTR4_TYPE, FATTR4_SIZE */
+    s_send(&s0, &msn0, x.b, x.n);
+    flush_both(&k, &s0, 0);
+    x.n = 0;
+    rpcrdma_hdr(&x, 0x2001, 128, NULL);
+    rpc_reply_ok(&x, 0x2001);
+    v4_res_head(&x, 3, 1);
+    xb_be32(&x, 9);
+    xb_be32(&x, 0);
+    xb_be32(&x, 1);
+    xb_be32(&x, (1u << 1) | (1u << 4));
+    xb_be32(&x, 12); /* attrlist4 */
+    xb_be32(&x, 1);  /* NF4REG */
+    xb_be64(&x, 1u << 20);
+    s_send(&s1, &msn1, x.b, x.n);
+    flush_both(&k, &s1, 1);
+
+    /* 2. SEQUENCE, PUTFH, READ of 4096 by write chunk (RFC 8267 §5.1.2):
+     * RDMA Writes, then the reply with the reduced READ4resok. */
+    const uint32_t w_stag = 0x000a4101;
+    const uint64_t w_to = 0xffff888105900000ull;
+    xbuf l = {.n = 0};
+    xb_be32(&l, 0);
+    xb_be32(&l, 1);
+    xb_be32(&l, 1);
+    xb_be32(&l, w_stag);
+    xb_be32(&l, 4096);
+    xb_be64(&l, w_to);
+    xb_be32(&l, 0);
+    xb_be32(&l, 0);
+    x.n = 0;
+    rpcrdma_hdr(&x, 0x2002, 128, &l);
+    rpc_call4(&x, 0x2002, 1);
+    v4_args_head(&x, 3, 2);
+    xb_be32(&x, 25); /* READ */
+    xb_bytes(&x, v4_stateid, 16);
+    xb_be64(&x, 0);
+    xb_be32(&x, 4096);
+    s_send(&s0, &msn0, x.b, x.n);
+    flush_both(&k, &s0, 0);
+    s_tagged(&s1, IW_OP_WRITE, w_stag, w_to, data, sizeof data);
+    x.n = 0;
+    rpcrdma_hdr(&x, 0x2002, 128, &l);
+    rpc_reply_ok(&x, 0x2002);
+    v4_res_head(&x, 3, 2);
+    xb_be32(&x, 25);
+    xb_be32(&x, 0);
+    xb_be32(&x, 0);    /* eof */
+    xb_be32(&x, 4096); /* data<>: length; the octets went in the chunk */
+    s_send(&s1, &msn1, x.b, x.n);
+    flush_both(&k, &s1, 1);
+
+    /* 3. SEQUENCE, PUTFH, WRITE of 4096 by read chunk. */
+    const uint32_t r_stag = 0x000a4102;
+    const uint64_t r_to = 0xffff888105a00000ull;
+    xbuf rpc = {.n = 0};
+    rpc_call4(&rpc, 0x2003, 1);
+    v4_args_head(&rpc, 3, 3);
+    xb_be32(&rpc, 38); /* WRITE */
+    xb_bytes(&rpc, v4_stateid, 16);
+    xb_be64(&rpc, 4096);
+    xb_be32(&rpc, 0);    /* UNSTABLE4 */
+    xb_be32(&rpc, 4096); /* data<>: length */
+    uint32_t pos = (uint32_t)rpc.n;
+    l.n = 0;
+    xb_be32(&l, 1);
+    xb_be32(&l, pos);
+    xb_be32(&l, r_stag);
+    xb_be32(&l, 4096);
+    xb_be64(&l, r_to);
+    xb_be32(&l, 0);
+    xb_be32(&l, 0);
+    xb_be32(&l, 0);
+    x.n = 0;
+    rpcrdma_hdr(&x, 0x2003, 128, &l);
+    xb_bytes(&x, rpc.b, rpc.n);
+    s_send(&s0, &msn0, x.b, x.n);
+    flush_both(&k, &s0, 0);
+    const uint32_t sink = 0x000c4101;
+    const uint64_t sink_to = 0xffff888104800000ull;
+    s_read_req(&s1, &rq1, sink, sink_to, 4096, r_stag, r_to);
+    flush_both(&k, &s1, 1);
+    s_tagged(&s0, IW_OP_READ_RESP, sink, sink_to, data, sizeof data);
+    flush_both(&k, &s0, 0);
+    x.n = 0;
+    rpcrdma_hdr(&x, 0x2003, 128, NULL);
+    rpc_reply_ok(&x, 0x2003);
+    v4_res_head(&x, 3, 3);
+    xb_be32(&x, 38);
+    xb_be32(&x, 0);
+    xb_be32(&x, 4096); /* count */
+    xb_be32(&x, 0);    /* UNSTABLE4 */
+    xb_be64(&x, 0x7665726634ull);
     s_send(&s1, &msn1, x.b, x.n);
     flush_both(&k, &s1, 1);
 
@@ -818,6 +982,7 @@ static void gen_storage_iser(const char *dir) {
 
 static void gen_storage(const char *dir) {
     gen_storage_nfs(dir);
+    gen_storage_nfs41(dir);
     gen_storage_nvme(dir);
     gen_storage_iser(dir);
 }
