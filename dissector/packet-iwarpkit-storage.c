@@ -97,6 +97,7 @@ static iwk_stor *stor_new(iwk_conv *c, packet_info *pinfo, int d) {
     st->stags = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
     st->sinks = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
     st->frags = wmem_map_new(wmem_file_scope(), g_int64_hash, g_int64_equal);
+    st->chunks = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
     /* The ULP server listens on the preference port; its peer initiates. */
     iwk_ulp by_dst = ulp_by_port(pinfo->destport), by_src = ulp_by_port(pinfo->srcport);
     if (c->init_dir >= 0) {
@@ -288,8 +289,12 @@ static void offer_tagged(iwk_ulp_ctx *u, tvbuff_t *tvb) {
         /* Data blocks: nothing above to hand them to. */
         call_data_dissector(tvb, u->pinfo, u->tree);
         break;
+    case IWK_ULP_RPCRDMA:
+        iwk_rpcrdma_tagged(u, tvb);
+        /* RPC-over-RDMA reassembles read and reply chunks from these too. */
+        iwk_rdmap_call_heur(tvb, u->pinfo, u->tree, u->info);
+        break;
     default:
-        /* RPC-over-RDMA rebuilds its read and write chunks from these. */
         iwk_rdmap_call_heur(tvb, u->pinfo, u->tree, u->info);
         break;
     }

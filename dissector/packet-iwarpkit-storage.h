@@ -63,6 +63,8 @@ typedef struct iwk_stor {
     /* NVMe/RDMA: the queue this connection is (CM private data or Connect). */
     gboolean qid_known;
     guint16 qid;
+    /* RPC-over-RDMA: write-chunk handle -> the RDMA Write data seen for it. */
+    wmem_map_t *chunks;
 } iwk_stor;
 
 /* What a ULP module gets for one whole Send (or segment). */
@@ -121,6 +123,9 @@ void iwk_storage_mpa_pd(tvbuff_t *tvb, guint off, guint len, packet_info *pinfo,
 
 /* ---- ULP modules ---- */
 void iwk_rpcrdma_send(iwk_ulp_ctx *u, tvbuff_t *tvb);
+/* A tagged segment on an RPC-over-RDMA connection: RDMA Write data kept for
+ * rebuilding replies from their write chunks (first pass). */
+void iwk_rpcrdma_tagged(iwk_ulp_ctx *u, tvbuff_t *tvb);
 gboolean iwk_rpcrdma_pd(tvbuff_t *tvb, guint off, guint len, proto_tree *tree);
 void iwk_iser_send(iwk_ulp_ctx *u, tvbuff_t *tvb);
 gboolean iwk_iser_looks_like(tvbuff_t *tvb);
