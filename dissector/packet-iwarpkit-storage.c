@@ -347,6 +347,9 @@ void iwk_ulp_offer(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, rdmap_in
     case IWK_ULP_NVMEOF:
         iwk_nvmeof_send(&u, tvb);
         break;
+    case IWK_ULP_SMBD:
+        iwk_smbd_send(&u, tvb);
+        break;
     default:
         iwk_rdmap_call_heur(tvb, pinfo, tree, info);
         break;

@@ -128,6 +128,7 @@ void iwk_rpcrdma_send(iwk_ulp_ctx *u, tvbuff_t *tvb);
 void iwk_rpcrdma_tagged(iwk_ulp_ctx *u, tvbuff_t *tvb);
 gboolean iwk_rpcrdma_pd(tvbuff_t *tvb, guint off, guint len, proto_tree *tree);
 void iwk_iser_send(iwk_ulp_ctx *u, tvbuff_t *tvb);
+void iwk_smbd_send(iwk_ulp_ctx *u, tvbuff_t *tvb);
 gboolean iwk_iser_looks_like(tvbuff_t *tvb);
 gboolean iwk_iser_pd(tvbuff_t *tvb, guint off, guint len, proto_tree *tree, gboolean request);
 void iwk_nvmeof_send(iwk_ulp_ctx *u, tvbuff_t *tvb);

@@ -11,9 +11,10 @@
 # X.verbose.txt (-V restricted to our layers and the storage ULP dissectors
 # the plugin hands payloads to: see $layers). X.args, if
 # present, holds variants "NAME: tshark options", one per line; variant
-# outputs are X.NAME.fields.txt / X.NAME.verbose.txt. X.fields, if present,
-# lists more fields (one a line) for that capture's fields output (the
-# storage captures add their ULP fields). Captures named in
+# outputs are X.NAME.fields.txt / X.NAME.verbose.txt. Captures listed in
+# storage.list get the ULP fields of storage.fields too. pcaps/storage/
+# (real kernel storage traffic over siw) is replayed the same way, its
+# outputs in expected/storage/. Captures named in
 # valid.list must produce no iwk_mpa.alert (our warnings/errors) and no
 # malformed-packet item.
 set -u
@@ -44,9 +45,10 @@ check() { # name variant-suffix options...
   local base="$name$sfx"
   local ok=1
   local xargs=()
-  if [ -f "$pcaps/$name.fields" ]; then
-    while IFS= read -r f; do [ -n "$f" ] && xargs+=(-e "$f"); done <"$pcaps/$name.fields"
+  if grep -q "^$name.pcap " "$pcaps/storage.list" 2>/dev/null; then
+    while IFS= read -r f; do [ -n "$f" ] && xargs+=(-e "$f"); done <"$pcaps/storage.fields"
   fi
+  mkdir -p "$tmp/out/$(dirname "$base")"
   ts -2 -n -r "pcaps/$name.pcap" "$@" -T fields -E header=y -E occurrence=a -E aggregator=, \
      "${fargs[@]}" "${xargs[@]}" >"$tmp/out/$base.fields.txt" 2>"$tmp/out/$base.err" || ok=0
   ts -2 -n -r "pcaps/$name.pcap" "$@" -V -O "$layers" \
@@ -58,8 +60,8 @@ check() { # name variant-suffix options...
     return
   fi
   if [ "$update" = 1 ]; then
-    mkdir -p "$pcaps/expected"
-    cp "$tmp/out/$base.fields.txt" "$tmp/out/$base.verbose.txt" "$pcaps/expected/"
+    mkdir -p "$pcaps/expected/$(dirname "$base")"
+    cp "$tmp/out/$base.fields.txt" "$tmp/out/$base.verbose.txt" "$pcaps/expected/$(dirname "$base")/"
   fi
   for kind in fields verbose; do
     if ! diff -u "$pcaps/expected/$base.$kind.txt" "$tmp/out/$base.$kind.txt" >"$tmp/out/$base.$kind.diff" 2>&1; then
@@ -88,8 +90,10 @@ check() { # name variant-suffix options...
   fi
 }
 
-for p in "$pcaps"/*.pcap; do
-  name=$(basename "$p" .pcap)
+for p in "$pcaps"/*.pcap "$pcaps"/storage/*.pcap; do
+  [ -f "$p" ] || continue
+  name=${p#"$pcaps"/}
+  name=${name%.pcap}
   if [ -f "$pcaps/$name.args" ]; then
     while IFS= read -r line; do
       [ -z "$line" ] && continue

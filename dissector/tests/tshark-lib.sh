@@ -28,6 +28,10 @@ iwk_tshark_setup() {
   mkdir -p "$tmp/plugins/$ver/epan" "$tmp/noplugins" "$tmp/pcaps" "$tmp/out"
   cp "$so" "$tmp/plugins/$ver/epan/iwarpkit.so"
   cp "$pcaps"/*.pcap "$tmp/pcaps/"
+  if ls "$pcaps"/storage/*.pcap >/dev/null 2>&1; then
+    mkdir -p "$tmp/pcaps/storage"
+    cp "$pcaps"/storage/*.pcap "$tmp/pcaps/storage/"
+  fi
   cp "$pcaps"/*.args "$tmp/pcaps/" 2>/dev/null || true
   chmod -R a+rX "$tmp"
   chmod 777 "$tmp/out"
