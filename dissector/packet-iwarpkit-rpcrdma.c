@@ -12,7 +12,8 @@
  *     Request/Reply) is decoded;
  *   - each call becomes a storage command (key: direction and XID) named
  *     by its NFS operation (NFSv3 procedure; NFSv4 the first operation of
- *     the COMPOUND after SEQUENCE and the file handle operations), linked
+ *     the COMPOUND other than SEQUENCE, GETATTR and the file handle
+ *     operations), linked
  *     to the RDMA Writes / Reads that move its chunks (by the chunk
  *     segments' handles, i.e. STags, RFC 8166 §3.4.3) and to its reply;
  *   - replies are rebuilt from their write chunks. On the first pass (all
@@ -239,24 +240,32 @@ static const value_string nfs4_ops[] = {
     {69, "SEEK"},         {70, "WRITE_SAME"},    {71, "CLONE"},
     {0, NULL}};
 
-/* The operation a COMPOUND is about: the first op after SEQUENCE and the
- * file handle ops, whose arguments have a known size (RFC 8881 §18). */
+/* The operation a COMPOUND is about: the first one that is not SEQUENCE,
+ * a file handle operation or GETATTR (RFC 8881 §18: their arguments have a
+ * size the reader knows); Linux puts GETATTR before CLOSE, for one. A
+ * compound of only those is named by its first GETATTR/GETFH, if any. */
 static guint32 nfs4_main_op(rd *r) {
     rd_skip(r, rd32(r)); /* tag */
     rd32(r);             /* minorversion */
     guint32 n = rd32(r);
-    guint32 op = 0;
+    guint32 fallback = 0;
     for (guint32 i = 0; i < n && !r->bad; i++) {
-        op = rd32(r);
+        guint32 op = rd32(r);
         if (op == 53) { /* SEQUENCE: sessionid, seqid, slotid, highest, cachethis */
             rd_skip(r, 32);
         } else if (op == 22) { /* PUTFH: nfs_fh4 */
             rd_skip(r, rd32(r));
+        } else if (op == 9) { /* GETATTR: bitmap4 */
+            guint32 nw = rd32(r);
+            rd_skip(r, nw > G_MAXUINT32 / 4 ? G_MAXUINT32 : nw * 4);
+            fallback = fallback ? fallback : op;
+        } else if (op == 10 || op == 31 || op == 32) { /* GETFH, RESTOREFH, SAVEFH */
+            fallback = fallback ? fallback : op;
         } else if (op != 23 && op != 24) { /* PUTPUBFH, PUTROOTFH: no args */
-            break;
+            return r->bad ? fallback : op;
         }
     }
-    return r->bad ? 0 : op;
+    return fallback;
 }
 
 /* Name of an RPC call (file scope string), from the RPC message at off. */
