@@ -34,6 +34,7 @@
 #include <epan/dissectors/packet-tcp.h>
 
 #include "packet-iwarpkit.h"
+#include "packet-iwarpkit-storage.h"
 
 int proto_iwk_mpa = -1;
 int hf_iwk_alert = -1;
@@ -438,9 +439,14 @@ static void dissect_rr(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
                                    rr.v2.p2p ? " P2P" : "", rr.v2.rtr_send ? " B" : "",
                                    rr.v2.rtr_write ? " C" : "", rr.v2.rtr_read ? " D" : "");
         }
-        if (rr.ulp_pd_len)
-            proto_tree_add_item(rt, hf_ulp_pd, tvb, (gint)(rr.ulp_pd - p), rr.ulp_pd_len,
-                                ENC_NA);
+        if (rr.ulp_pd_len) {
+            proto_item *ui = proto_tree_add_item(rt, hf_ulp_pd, tvb, (gint)(rr.ulp_pd - p),
+                                                 rr.ulp_pd_len, ENC_NA);
+            /* The storage ULP's connection-manager private data. */
+            iwk_storage_mpa_pd(tvb, (guint)(rr.ulp_pd - p), rr.ulp_pd_len, pinfo,
+                               proto_item_add_subtree(ui, ett_rr), c, d,
+                               rr.type == IW_MPA_REQUEST, !PINFO_FD_VISITED(pinfo) && pd->track);
+        }
     }
     if (r < 0)
         iwk_expert_verdict(pinfo, r == IW_ERR_PROTO && v.close == IW_CLOSE_MPA_PD_TOO_LONG
@@ -796,8 +802,7 @@ static gboolean builtin_wants(void) {
     return id != -1 && proto_is_protocol_enabled(find_protocol_by_id(id));
 }
 
-static gboolean dissect_iwk_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
-                                 void *data) {
+gboolean iwk_mpa_claim(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data) {
     struct tcpinfo *tcpi = (struct tcpinfo *)data;
     conversation_t *conv = find_or_create_conversation(pinfo);
     iwk_conv *c = (iwk_conv *)conversation_get_proto_data(conv, proto_iwk_mpa);
@@ -824,6 +829,11 @@ static gboolean dissect_iwk_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
     }
     dissect_iwk_tcp(tvb, pinfo, tree, data);
     return TRUE;
+}
+
+static gboolean dissect_iwk_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
+                                 void *data) {
+    return iwk_mpa_claim(tvb, pinfo, tree, data);
 }
 
 /* ---------------- registration ---------------- */

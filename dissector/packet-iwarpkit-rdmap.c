@@ -32,6 +32,7 @@
 #include <epan/dissectors/packet-iwarp-ddp-rdmap.h>
 
 #include "packet-iwarpkit.h"
+#include "packet-iwarpkit-storage.h"
 
 int proto_iwk_ddp = -1;
 int proto_iwk_rdmap = -1;
@@ -530,36 +531,35 @@ static gboolean ulp_too_short(tvbuff_t *tvb, const rdmap_info_t *info) {
  * pinfo->can_desegment after a subdissector only when it returns, so the
  * value is put back here (else the next FPDU of the frame shows as a partial
  * PDU and framing is lost). */
-static void call_ulp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, rdmap_info_t *info) {
+void iwk_rdmap_call_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, rdmap_info_t *info) {
     guint16 can_desegment = pinfo->can_desegment, saved = pinfo->saved_can_desegment;
+    /* As the built-in packet-iwarp-mpa.c: ULPs see the iWARP port type, so
+     * a conversation they look up or claim (RPC's conversation_set_dissector
+     * on its first call) is the iWARP one, never the TCP conversation the
+     * plugin itself dissects. */
+    port_type ptype = pinfo->ptype;
+    pinfo->ptype = PT_IWARP_MPA;
     TRY {
         heur_dtbl_entry_t *hdtbl_entry;
-        if (!rdmap_heur_list || ulp_too_short(tvb, info) ||
-            !dissector_try_heuristic(rdmap_heur_list, tvb, pinfo, tree, &hdtbl_entry, info))
+        if (info->opcode == RDMA_READ_REQUEST) {
+            /* Offered to the ULPs, no data item when none wants it. */
+            if (rdmap_heur_list)
+                dissector_try_heuristic(rdmap_heur_list, tvb, pinfo, tree, &hdtbl_entry, info);
+        } else if (!rdmap_heur_list || ulp_too_short(tvb, info) ||
+                   !dissector_try_heuristic(rdmap_heur_list, tvb, pinfo, tree, &hdtbl_entry,
+                                            info)) {
             call_data_dissector(tvb, pinfo, tree);
+        }
     }
     CATCH_NONFATAL_ERRORS { show_exception(tvb, pinfo, tree, EXCEPT_CODE, GET_MESSAGE); }
     ENDTRY;
-    pinfo->can_desegment = can_desegment;
-    pinfo->saved_can_desegment = saved;
-}
-
-/* Read Requests: offered to the ULPs, no data item when none wants it. */
-static void call_ulp_quiet(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
-                           rdmap_info_t *info) {
-    guint16 can_desegment = pinfo->can_desegment, saved = pinfo->saved_can_desegment;
-    TRY {
-        heur_dtbl_entry_t *hdtbl_entry;
-        dissector_try_heuristic(rdmap_heur_list, tvb, pinfo, tree, &hdtbl_entry, info);
-    }
-    CATCH_NONFATAL_ERRORS { show_exception(tvb, pinfo, tree, EXCEPT_CODE, GET_MESSAGE); }
-    ENDTRY;
+    pinfo->ptype = ptype;
     pinfo->can_desegment = can_desegment;
     pinfo->saved_can_desegment = saved;
 }
 
 static void dissect_payload(tvbuff_t *seg_tvb, guint off, packet_info *pinfo, proto_tree *tree,
-                            const iw_rdmap_msg *m, const iwk_seg *s) {
+                            const iw_rdmap_msg *m, const iwk_seg *s, iwk_fpdu_ctx *ctx) {
     tvbuff_t *ptvb = tvb_new_subset_length(seg_tvb, off, (gint)m->payload_len);
     rdmap_info_t info;
     fill_rdmapinfo(&info, m);
@@ -572,22 +572,26 @@ static void dissect_payload(tvbuff_t *seg_tvb, guint off, packet_info *pinfo, pr
         tvbuff_t *whole = process_reassembled_data(ptvb, 0, pinfo, "Reassembled iWARP message",
                                                    fh, &iwk_frag_items, NULL, tree);
         pinfo->fragmented = save;
+        if (m->ddp.tagged) {
+            /* Tagged data is placed segment by segment (RFC 5041 §3): as the
+             * built-in does, the ULPs get each segment once, with its own
+             * STag and TO (RPC-over-RDMA counts the octets of a chunk per
+             * offer and completes its reassembly on that count). The
+             * reassembled message above is for display only. */
+            iwk_ulp_offer(ptvb, pinfo, tree, &info, ctx, m, 0);
+            return;
+        }
         if (whole) {
-            /* The ULP sees the whole message, as from one segment at MO 0. */
-            if (!m->ddp.tagged)
-                info.message_offset = 0;
-            else
-                info.tagged_offset = m->ddp.to - s->reasm_off;
-            call_ulp(whole, pinfo, tree, &info);
+            /* An untagged message goes up once, whole, as from one segment
+             * at MO 0 (its fragments show "Reassembled in"). */
+            info.message_offset = 0;
+            iwk_ulp_offer(whole, pinfo, tree, &info, ctx, m, s->reasm_id);
             return;
         }
-        if (!m->ddp.tagged) {
-            /* An untagged fragment: the reassembled message goes up. */
-            call_data_dissector(ptvb, pinfo, tree);
-            return;
-        }
+        iwk_ulp_fragment(ptvb, pinfo, tree, ctx, m, s->reasm_id);
+        return;
     }
-    call_ulp(ptvb, pinfo, tree, &info);
+    iwk_ulp_offer(ptvb, pinfo, tree, &info, ctx, m, 0);
 }
 
 /* ---------------- the segment ---------------- */
@@ -836,7 +840,7 @@ void iwk_dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
     /* Up the stack. */
     if (r >= 0 && !ctx->crc_bad) {
         if (opcode_has_payload(m.opcode) && m.payload_len) {
-            dissect_payload(tvb, hl, pinfo, tree, &m, s);
+            dissect_payload(tvb, hl, pinfo, tree, &m, s, ctx);
         } else if (m.opcode == IW_OP_READ_REQ && m.has_hdr) {
             /* As the built-in: the ULP sees the Read Request (RPC-over-RDMA
              * tracks them). */
@@ -849,8 +853,7 @@ void iwk_dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
             rq.source_toffset = m.u.read_req.src_to;
             rq.message_size = m.u.read_req.read_size;
             ri2.read_request = &rq;
-            if (rdmap_heur_list)
-                call_ulp_quiet(tvb_new_subset_length(tvb, len, 0), pinfo, tree, &ri2);
+            iwk_ulp_offer(tvb_new_subset_length(tvb, len, 0), pinfo, tree, &ri2, ctx, &m, 0);
         }
     }
 

@@ -69,3 +69,64 @@ void iwk_stats_register(void) {
     plug.register_tap_listener = iwk_stats_register_tree;
     tap_register_plugin(&plug);
 }
+
+/* ---------------- storage commands ----------------
+ * A stats_tree over the "iwk_storage" tap, one record per completed
+ * command. tshark: -z iwk_storage,tree; Wireshark: Statistics > iWARP
+ * storage (iwarpkit). Per ULP and operation: commands, data octets moved by
+ * RDMA, and the command-to-completion latency (average, min, max in the
+ * stats_tree columns), in microseconds. */
+#include "packet-iwarpkit-storage.h"
+
+static int st_cmds = -1;
+static int st_bytes_op = -1;
+static int st_lat = -1;
+static int st_failed = -1;
+
+static const char *const st_name_cmds = "Commands by ULP and operation";
+static const char *const st_name_sbytes = "Data octets moved by RDMA, by operation";
+static const char *const st_name_lat = "Latency (us) by operation";
+static const char *const st_name_failed = "Commands completed with an error status";
+
+static void storage_stats_init(stats_tree *st) {
+    st_cmds = stats_tree_create_node(st, st_name_cmds, 0, STAT_DT_INT, TRUE);
+    st_bytes_op = stats_tree_create_node(st, st_name_sbytes, 0, STAT_DT_INT, TRUE);
+    st_lat = stats_tree_create_node(st, st_name_lat, 0, STAT_DT_FLOAT, TRUE);
+    st_failed = stats_tree_create_node(st, st_name_failed, 0, STAT_DT_INT, TRUE);
+}
+
+static tap_packet_status storage_stats_packet(stats_tree *st, packet_info *pinfo,
+                                              epan_dissect_t *edt, const void *p,
+                                              tap_flags_t flags) {
+    (void)pinfo;
+    (void)edt;
+    (void)flags;
+    const iwk_cmd *cmd = (const iwk_cmd *)p;
+    const char *ulp = val_to_str_const(cmd->ulp, iwk_ulp_vals, "unknown");
+    tick_stat_node(st, st_name_cmds, 0, TRUE);
+    int ulp_id = tick_stat_node(st, ulp, st_cmds, TRUE);
+    tick_stat_node(st, cmd->op_name, ulp_id, FALSE);
+    increase_stat_node(st, st_name_sbytes, 0, TRUE, (int)MIN(cmd->bytes, G_MAXINT));
+    increase_stat_node(st, cmd->op_name, st_bytes_op, FALSE, (int)MIN(cmd->bytes, G_MAXINT));
+    nstime_t dt;
+    nstime_delta(&dt, &cmd->rsp_ts, &cmd->req_ts);
+    gfloat us = (gfloat)(nstime_to_sec(&dt) * 1e6);
+    avg_stat_node_add_value_float(st, st_name_lat, 0, TRUE, us);
+    avg_stat_node_add_value_float(st, cmd->op_name, st_lat, FALSE, us);
+    if (cmd->has_status && cmd->status) {
+        tick_stat_node(st, st_name_failed, 0, TRUE);
+        tick_stat_node(st, cmd->op_name, st_failed, FALSE);
+    }
+    return TAP_PACKET_REDRAW;
+}
+
+static void storage_stats_register_tree(void) {
+    stats_tree_register_plugin("iwk_storage", "iwk_storage", "iWARP storage (iwarpkit)", 0,
+                               storage_stats_packet, storage_stats_init, NULL);
+}
+
+void iwk_storage_stats_register(void) {
+    static tap_plugin plug;
+    plug.register_tap_listener = storage_stats_register_tree;
+    tap_register_plugin(&plug);
+}

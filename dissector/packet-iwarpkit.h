@@ -87,6 +87,7 @@ typedef struct iwk_conv {
      * engine's receive-side checks over the conversation, fed on the first
      * pass in capture order (MPA frames, FPDUs, losses). */
     iw_shadow *shadow;
+    struct iwk_stor *stor; /* storage ULP state (packet-iwarpkit-storage.c) */
 } iwk_conv;
 
 /* What the MPA layer hands to DDP/RDMAP for one FPDU. */
@@ -99,6 +100,11 @@ typedef struct iwk_fpdu_ctx {
     gboolean track;      /* first pass may update conversation state */
     proto_item *mpa_item;
 } iwk_fpdu_ctx;
+
+/* Claim the TCP connection for iWARP if it is ours already or the payload
+ * starts with an MPA Request/Reply or a verifiable FPDU, and dissect it
+ * (packet-iwarpkit-mpa.c). */
+gboolean iwk_mpa_claim(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data);
 
 /* RDMAP over one ULPDU (packet-iwarpkit-rdmap.c). Appends to the Info
  * column. */

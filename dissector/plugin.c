@@ -7,6 +7,7 @@
 #include <epan/proto.h>
 
 #include "packet-iwarpkit.h"
+#include "packet-iwarpkit-storage.h"
 
 #ifndef IWK_PLUGIN_VERSION
 #define IWK_PLUGIN_VERSION "0.1.0"
@@ -21,11 +22,17 @@ WS_DLL_PUBLIC void plugin_register(void);
 static void iwk_register(void) {
     proto_register_iwk_mpa();
     proto_register_iwk_rdmap();
+    proto_register_iwk_storage();
+    proto_register_iwk_rpcrdma();
+    proto_register_iwk_iser();
+    proto_register_iwk_nvmeof();
 }
 
 static void iwk_handoff(void) {
     proto_reg_handoff_iwk_mpa();
     proto_reg_handoff_iwk_rdmap();
+    proto_reg_handoff_iwk_storage();
+    proto_reg_handoff_iwk_iser();
 }
 
 void plugin_register(void) {
@@ -34,4 +41,5 @@ void plugin_register(void) {
     plug.register_handoff = iwk_handoff;
     proto_register_plugin(&plug);
     iwk_stats_register();
+    iwk_storage_stats_register();
 }

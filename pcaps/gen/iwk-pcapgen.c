@@ -1008,6 +1008,8 @@ static void gen_bench(const char *path, unsigned mb) {
     cap_close(c);
 }
 
+#include "iwk-pcapgen-storage.inc.c"
+
 int main(int argc, char **argv) {
     if (argc == 4 && strcmp(argv[1], "--bench") == 0) {
         gen_bench(argv[2], (unsigned)atoi(argv[3]));
@@ -1033,5 +1035,6 @@ int main(int argc, char **argv) {
     gen_bad_sequence(d);
     gen_bad_stateful(d);
     gen_garbage(d);
+    gen_storage(d);
     return 0;
 }
