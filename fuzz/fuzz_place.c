@@ -135,6 +135,8 @@ typedef struct {
     size_t src_off; /* arena offset of the source */
     uint32_t msn, req_id;
     uint64_t orig;
+    int src_mr;     /* the source region (index in mr; -1: none, zero size) */
+    uint8_t req[IW_DDP_UNTAGGED_HDR_LEN + IW_RDMAP_READ_REQ_LEN]; /* the Request */
 } m_resp;
 
 typedef struct {
@@ -509,7 +511,10 @@ static void m_segment(run *r, const uint8_t *u, size_t n, bool crc_bad, bool mar
             return;
         }
         m_resp *q = &m->resp[(m->resp_head + m->n_resp++) % MAX_RESP];
-        *q = (m_resp){false, be32(h), be64(h + 4), size, 0, src, 0, 0, 0};
+        *q = (m_resp){false, be32(h), be64(h + 4), size, 0, src, 0, 0, 0, -1, {0}};
+        if (size) /* the region it reads, until deregistered or invalidated */
+            q->src_mr = (int)(m_lookup(m, be32(h + 16)) - m->mr);
+        memcpy(q->req, u, sizeof q->req);
         m->qn1_msn++;
         m->undrained++;
     } else if (op == IW_OP_ATOMIC_REQ) {
@@ -533,7 +538,7 @@ static void m_segment(run *r, const uint8_t *u, size_t n, bool crc_bad, bool mar
             val = !((cmp ^ orig) & cm) ? (orig & ~asm_) | (as & asm_) : orig;
         memcpy(r->shadow + tgt, &val, 8);
         m_resp *q = &m->resp[(m->resp_head + m->n_resp++) % MAX_RESP];
-        *q = (m_resp){true, 0, 0, 0, 0, 0, m->atomic_resp_msn++, be32(h + 4), orig};
+        *q = (m_resp){true, 0, 0, 0, 0, 0, m->atomic_resp_msn++, be32(h + 4), orig, -1, {0}};
         m->qn1_msn++;
         m->undrained++;
     } else if (op == IW_OP_TERMINATE) {
@@ -640,7 +645,10 @@ static void out_frame(run *r, const iw_frame *f) {
     iw_rdmap_msg msg;
     iw_verdict v;
     FUZZ_CHECK(iw_rdmap_decode(&msg, f->fpdu.ulpdu, f->fpdu.ulpdu_len, &v) >= 0);
-    FUZZ_CHECK(!m->terminated || (m->expect_term && msg.opcode == IW_OP_TERMINATE));
+    FUZZ_CHECK(!m->terminated ||
+               (m->expect_term && (msg.opcode == IW_OP_TERMINATE ||
+                                   (m->n_resp && (msg.opcode == IW_OP_READ_RESP ||
+                                                  msg.opcode == IW_OP_ATOMIC_RESP)))));
     switch (msg.opcode) {
     case IW_OP_READ_REQ: { /* one of ours, in post order */
         FUZZ_CHECK(m->n_posted > 0 && m->n_ord < MAX_READS);
@@ -678,7 +686,7 @@ static void out_frame(run *r, const iw_frame *f) {
         break;
     }
     case IW_OP_TERMINATE: {
-        FUZZ_CHECK(m->expect_term);
+        FUZZ_CHECK(m->expect_term && m->n_resp == 0);
         m->expect_term = false;
         break; /* its fields: fz_check_terminate, against the event */
     }
@@ -687,8 +695,37 @@ static void out_frame(run *r, const iw_frame *f) {
     }
 }
 
+/* A response whose source region was deregistered or invalidated after its
+ * Read Request was accepted (engine.h, iw_mr_dereg): when its turn comes
+ * the engine sends the responses ahead of it, then Terminate 0/1/0 naming
+ * that Request (RFC 5040 §7.1 rule 3, RFC 5042 §6.3.3), and flushes the
+ * rest. Drains send everything, so no response is ever half sent here. */
+static void m_revoked_responses(run *r) {
+    model *m = &r->m;
+    if (m->terminated)
+        return;
+    for (size_t k = 0; k < m->n_resp; k++) {
+        const m_resp *q = &m->resp[(m->resp_head + k) % MAX_RESP];
+        if (q->atomic || q->src_mr < 0 || (m->mr[q->src_mr].live && m->mr[q->src_mr].valid))
+            continue;
+        iw_term_info *t = &m->term;
+        memset(t, 0, sizeof *t);
+        t->triple = IW_TERM_RDMAP_INVALID_STAG;
+        t->m = t->d = t->r = true;
+        t->ddp_seg_len = sizeof q->req;
+        memcpy(t->hdr, q->req, sizeof q->req);
+        t->hdr_len = sizeof q->req;
+        m->expect_term = true;
+        m_flush(r, IW_WC_FLUSHED); /* the engine flushes as it queues the Terminate */
+        m->n_resp = k;             /* those ahead of it still go out */
+        want_ev(r, IW_EV_TERM_SENT)->term = m->term;
+        return;
+    }
+}
+
 /* Drain the engine and check everything new in its output. */
 static void drain(run *r) {
+    m_revoked_responses(r);
     FUZZ_CHECK(fz_drain(r->conn, &r->out, 1000, r->now) >= 0);
     iw_frame f;
     while (r->out_seen < r->out.n) {
