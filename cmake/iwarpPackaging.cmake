@@ -6,7 +6,7 @@ install(TARGETS iwarp_shared iwarp_verbs_shared EXPORT iwarpTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT libs NAMELINK_COMPONENT dev)
 install(TARGETS iwarp iwarp_verbs EXPORT iwarpTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/reference-stack/include/iwarp
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/reference-stack/lib/include/iwarp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev FILES_MATCHING PATTERN "*.h")
 install(FILES ${IW_GEN_INCLUDE}/iwarp/version.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/iwarp COMPONENT dev)

@@ -1,5 +1,5 @@
 /* Agent protocol request parser, docs/agent-protocol.md (iw_agent_parse,
- * reference-stack/target/iw_agent.c over util/iw_json.c).
+ * reference-stack/agent/iw_agent.c over util/iw_json.c).
  *
  * Input: one request line, without its newline (any octets: the agent reads
  * it from an untrusted runner connection).

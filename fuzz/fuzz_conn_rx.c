@@ -1,4 +1,4 @@
-/* The whole engine (iw_conn, reference-stack/src/iw_conn.c, iw_rx.c,
+/* The whole engine (iw_conn, reference-stack/lib/src/iw_conn.c, iw_rx.c,
  * iw_tx.c) receiving arbitrary octets, as MPA responder or initiator.
  *
  * Input: [cfg][rtr_emss][ird][ord][ird_max][fail_at][work][nchunk]

@@ -13,7 +13,7 @@
 #include <iwarp/engine.h>
 
 #include "fuzz.h"
-#include "iw_engine_peer.h"
+#include "iw_peer.h"
 
 /* ---- event log ---- */
 

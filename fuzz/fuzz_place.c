@@ -1,5 +1,5 @@
 /* Stateful placement: the engine as MPA responder against a raw peer
- * (iw_engine_peer.c), with memory registered, invalidated and deregistered
+ * (iw_peer.c), with memory registered, invalidated and deregistered
  * between the peer's segments, checked after every step against an
  * independent reference model of RFC 5041 §7.1 / RFC 5040 §7.2 / RFC 7306
  * §8 and the choices docs/architecture.md documents where the RFCs name no

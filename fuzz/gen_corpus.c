@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 
 #include "fuzz.h"
-#include "iw_engine_peer.h"
+#include "iw_peer.h"
 
 #define GEN_CHECK FUZZ_CHECK
 

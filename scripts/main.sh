@@ -15,7 +15,7 @@ out=out/conformance
 port=${IWK_AGENT_PORT:-7400}
 mkdir -p "$out"
 
-"$bin/reference-stack/iwarp-target" --agent "127.0.0.1:$port" 2> out/iwarp-target.log &
+"$bin/bin/iwarp-target" --agent "127.0.0.1:$port" 2> out/iwarp-target.log &
 target=$!
 trap 'kill "$target" 2>/dev/null; wait "$target" 2>/dev/null || true' EXIT
 for _ in $(seq 50); do   # wait until the agent listens
@@ -25,7 +25,7 @@ done
 
 echo "== iwarp-conform against iwarp-target (agent 127.0.0.1:$port)"
 rc=0
-"$bin/conformance/iwarp-conform" --agent "127.0.0.1:$port" \
+"$bin/bin/iwarp-conform" --agent "127.0.0.1:$port" \
   --deviations conformance/deviations/iwarp-target.txt --out "$out" || rc=$?
 
 echo

@@ -11,7 +11,7 @@
 #
 # Environment (set by OSS-Fuzz): CC CFLAGS CXX CXXFLAGS LIB_FUZZING_ENGINE OUT
 # SRC [WORK]. The sources are $SRC/iwarpkit unless IWARPKIT_SRC says otherwise.
-# The library is compiled straight from reference-stack/src/*.c with $CFLAGS,
+# The library is compiled straight from reference-stack/lib/src/*.c with $CFLAGS,
 # without CMake, so the project's -Werror meets no newer compiler's warnings.
 
 src=${IWARPKIT_SRC:-$SRC/iwarpkit}
@@ -26,14 +26,14 @@ IFS=. read -r vmaj vmin vpat <<<"$ver"
 mkdir -p "$work/include/iwarp"
 sed -e "s/@PROJECT_VERSION_MAJOR@/$vmaj/" -e "s/@PROJECT_VERSION_MINOR@/$vmin/" \
     -e "s/@PROJECT_VERSION_PATCH@/$vpat/" -e "s/@PROJECT_VERSION@/$ver/" \
-    "$src/reference-stack/include/iwarp/version.h.in" >"$work/include/iwarp/version.h"
+    "$src/reference-stack/lib/include/iwarp/version.h.in" >"$work/include/iwarp/version.h"
 
-cflags=(-std=c11 -D_DEFAULT_SOURCE -I"$src/reference-stack/include" -I"$work/include"
-        -I"$src/reference-stack/src")
+cflags=(-std=c11 -D_DEFAULT_SOURCE -I"$src/reference-stack/lib/include" -I"$work/include"
+        -I"$src/reference-stack/lib/src")
 
 # libiwarp: every library source, instrumented by $CFLAGS.
 rm -f "$work"/obj/*.o "$work/libiwarp.a"
-for c in "$src"/reference-stack/src/*.c; do
+for c in "$src"/reference-stack/lib/src/*.c; do
   $CC $CFLAGS "${cflags[@]}" -c "$c" -o "$work/obj/$(basename "${c%.c}").o"
 done
 ar rcs "$work/libiwarp.a" "$work"/obj/*.o
@@ -49,13 +49,13 @@ grep -E '^[a-z0-9_]+( +[a-z]+)*$' "$src/fuzz/fuzzers.txt" | while read -r target
   for need in $needs; do
     case $need in
       peer)
-        extra+=("$src/reference-stack/tests/iw_engine_peer.c")
-        flags+=(-I"$src/reference-stack/tests") ;;
+        extra+=("$src/reference-stack/peer/iw_peer.c")
+        flags+=(-I"$src/reference-stack/peer") ;;
       diff)
         extra+=("$src/fuzz/fuzz_diff_core.c") ;;
       agent)
-        extra+=("$src/reference-stack/target/iw_agent.c" "$src/reference-stack/util/iw_json.c")
-        flags+=(-I"$src/reference-stack/target" -I"$src/reference-stack/util") ;;
+        extra+=("$src/reference-stack/agent/iw_agent.c" "$src/reference-stack/util/iw_json.c")
+        flags+=(-I"$src/reference-stack/agent" -I"$src/reference-stack/util") ;;
       case)
         extra+=("$src"/conformance/src/iwc_case.c "$src"/conformance/src/iwc_dev.c
                 "$src"/conformance/src/iwc_util.c "$src/reference-stack/util/iw_json.c")

@@ -9,7 +9,7 @@
 #       guest.sh run 'iwk-bg start agent iwarp-agent --agent 0.0.0.0:7400 --dev siw0'
 # The source is bind-mounted read-only; the build tree and the binary stay in
 # the cache ($IWK_SIW_CACHE/<key>/agent-build), outside the guest image.
-# A host on Debian 12 can instead copy its own build/conformance/agent/iwarp-agent:
+# A host on Debian 12 can instead copy its own build/bin/iwarp-agent:
 # same glibc and rdma-core ABI (docs/siw.md).
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -46,7 +46,7 @@ in_root cmake -S /usr/src/iwarpkit -B /var/tmp/iwarpkit-build -DCMAKE_BUILD_TYPE
   { tail -n 30 "$OUT/configure.log" >&2; iwk_die "cmake configure failed in the guest root ($OUT/configure.log)"; }
 in_root cmake --build /var/tmp/iwarpkit-build -j"$(nproc)" --target iwarp-agent >"$OUT/build.log" 2>&1 ||
   { tail -n 30 "$OUT/build.log" >&2; iwk_die "iwarp-agent build failed in the guest root ($OUT/build.log)"; }
-BIN=$OUT/conformance/agent/iwarp-agent
+BIN=$OUT/bin/iwarp-agent
 [[ -x $BIN ]] || iwk_die "no binary at $BIN"
 iwk_log "iwarp-agent built in $(( $(date +%s) - t0 )) s"
 printf '%s\n' "$BIN"

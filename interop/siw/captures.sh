@@ -31,7 +31,7 @@
 # Output (default: pcaps/ of this tree): NAME.pcap, and the block between
 # the siw-captures markers of pcaps/README.md (guest versions, commands,
 # packet and octet counts). With --build DIR (a configured and built tree:
-# DIR/dissector/iwarpkit.so, DIR/reference-stack/tools/iwarp-decode), also
+# DIR/dissector/iwarpkit.so, DIR/bin/iwarp-decode), also
 # the goldens: pcaps/expected/NAME.{fields,verbose}.txt through
 # dissector/tests/run-golden.sh (IWK_UPDATE=1, these captures only) and
 # pcaps/expected-decode/NAME.jsonl; iwarp-decode must then find every stream
@@ -74,8 +74,8 @@ done
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 if [[ -n $build ]]; then
-  PLUGIN=$build/dissector/iwarpkit.so DECODE=$build/reference-stack/tools/iwarp-decode
-  [[ -f $PLUGIN && -x $DECODE ]] || iwk_die "--build $build: no dissector/iwarpkit.so or reference-stack/tools/iwarp-decode (cmake --build $build first)"
+  PLUGIN=$build/dissector/iwarpkit.so DECODE=$build/bin/iwarp-decode
+  [[ -f $PLUGIN && -x $DECODE ]] || iwk_die "--build $build: no dissector/iwarpkit.so or bin/iwarp-decode (cmake --build $build first)"
   command -v tshark >/dev/null || iwk_die "--build needs tshark (scripts/deps.sh)"
 fi
 for t in capinfos tshark; do

@@ -64,9 +64,9 @@ while [[ $# -gt 0 ]]; do
     *) iwk_die "unknown argument: $1 (--build DIR, --out DIR, --only NAME,...)" 2 ;;
   esac
 done
-[[ -n $build ]] || iwk_die "--build DIR is needed (its reference-stack/tools/iwarp-decode checks the captures)" 2
-DECODE=$build/reference-stack/tools/iwarp-decode
-[[ -x $DECODE ]] || iwk_die "--build $build: no reference-stack/tools/iwarp-decode (cmake --build $build --target iwarp-decode)"
+[[ -n $build ]] || iwk_die "--build DIR is needed (its bin/iwarp-decode checks the captures)" 2
+DECODE=$build/bin/iwarp-decode
+[[ -x $DECODE ]] || iwk_die "--build $build: no bin/iwarp-decode (cmake --build $build --target iwarp-decode)"
 for t in tshark capinfos /usr/bin/python3; do
   command -v "$t" >/dev/null || iwk_die "$t missing on the host (scripts/deps.sh installs it)"
 done

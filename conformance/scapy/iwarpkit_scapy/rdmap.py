@@ -91,7 +91,7 @@ TERM_ETYPES = {
 
 #: The registry (RFC 6580 §3.1-3.3; MPA codes 5-7 from RFC 6581 §8), as
 #: symbolic name -> (layer, etype, code). The names are libiwarp's
-#: (reference-stack/include/iwarp/err.h). Where the registry says "ALL"
+#: (reference-stack/lib/include/iwarp/err.h). Where the registry says "ALL"
 #: codes, code 0x00 stands for the entry.
 TERM_ERRORS = {
     "RDMAP_LOCAL_CATASTROPHIC": (0x0, 0x0, 0x00),

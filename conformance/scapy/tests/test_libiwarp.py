@@ -426,7 +426,7 @@ def test_vectors_cover_every_opcode():
 
 
 def test_term_registry(vec_term):
-    """Names and triples as libiwarp's IW_TERM_LIST (reference-stack/include/
+    """Names and triples as libiwarp's IW_TERM_LIST (reference-stack/lib/include/
     iwarp/err.h) has them; the registry text as "EType / Code"."""
     from iwarpkit_scapy import TERM_ERRORS, TERM_ETYPES, term_error_name
 

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "iw_wire.h"
+#include <iwarp/wire.h>
 
 iw_ssize iw_ddp_decode_hdr(iw_ddp_hdr *h, const uint8_t *buf, size_t len) {
     *h = (iw_ddp_hdr){0};

@@ -18,7 +18,7 @@
  *
  * With --perftest, perftest.c speaks perftest's own -R exchange instead,
  * around the same timed loops and reports; perf.h holds what both share. */
-#include "iw_wire.h"
+#include <iwarp/wire.h>
 #include "perf.h"
 
 #include <arpa/inet.h>

@@ -7,7 +7,7 @@
 #include <iwarp/engine.h>
 #include <iwarp/faults.h>
 
-#include "iw_engine_peer.h"
+#include "iw_peer.h"
 #include "iw_test.h"
 
 #define RLEN 1024

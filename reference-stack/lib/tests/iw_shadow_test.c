@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "iw_engine_peer.h"
+#include "iw_peer.h"
 #include "iw_test.h"
 
 static const iw_tstamp T0 = 1000000000ull;

@@ -1,7 +1,9 @@
 /* Byte order lives here and nowhere else: network order (big-endian) loads
- * and stores. The CRC field's LSB-first order is in <iwarp/crc32c.h>. */
-#ifndef IW_WIRE_H
-#define IW_WIRE_H
+ * and stores of iWARP header fields, for the library and for programs that
+ * build or read such fields themselves (iwarp-decode, iwarp-perf). The CRC
+ * field's LSB-first order is in <iwarp/crc32c.h>. Inline only: no symbols. */
+#ifndef IWARP_WIRE_H
+#define IWARP_WIRE_H
 
 #include <stdint.h>
 

@@ -6,7 +6,7 @@
  * caller learns how much of it is missing. A length field that claims more
  * than the packet had is malformed; less (Ethernet padding) trims. */
 #include "iwd_pcap.h"
-#include "iw_wire.h"
+#include <iwarp/wire.h>
 
 #include <arpa/inet.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
 
 #include "iw_cq.h"
 #include "iw_term.h"
-#include "iw_wire.h"
+#include <iwarp/wire.h>
 
 int iw_term_fail(iw_conn *c, uint16_t triple, const char *rfc, const uint8_t *ddp_hdr,
                  size_t ddp_len, uint16_t seg_len, const uint8_t *rreq, bool with_hdr) {

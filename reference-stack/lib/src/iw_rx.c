@@ -18,7 +18,7 @@
 #include "iw_cq.h"
 #include "iw_startup.h"
 #include "iw_term.h"
-#include "iw_wire.h"
+#include <iwarp/wire.h>
 
 enum { RXP_DATA = 1, RXP_MARKER };
 

@@ -10,7 +10,7 @@
  *      for byte; every octet on the wire re-decoded with the independent
  *      codecs (iw_deframer + iw_rdmap_decode); the outcome must not depend
  *      on the chunking.
- *   B. violations: a raw peer (iw_engine_peer.c) sends one offending FPDU and
+ *   B. violations: a raw peer (iw_peer.c) sends one offending FPDU and
  *      a valid Write after it; the engine must answer with exactly one
  *      Terminate carrying the right triple and headers, and place nothing.
  *   C. MPA startup: keys, revisions, PD_Length, timeouts, reject, RFC 6581
@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "iw_engine_peer.h"
+#include "iw_peer.h"
 #include "iw_test.h"
 
 /* ======================================================================

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "iw_wire.h"
+#include <iwarp/wire.h>
 
 #define MPA_FLAG_M 0x80
 #define MPA_FLAG_C 0x40

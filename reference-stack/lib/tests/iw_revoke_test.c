@@ -6,14 +6,14 @@
  * Every region here is its own heap block, freed the moment it is
  * deregistered, so under ASan any later read or write by the engine is a
  * use-after-free report; the checks below say what the peer must see
- * instead. The engine is an MPA responder; a raw peer (iw_engine_peer.c)
+ * instead. The engine is an MPA responder; a raw peer (iw_peer.c)
  * drives it and decodes everything it sends with the independent codecs. */
 #include <iwarp/engine.h>
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "iw_engine_peer.h"
+#include "iw_peer.h"
 #include "iw_test.h"
 
 static const iw_tstamp T0 = 1000000000ull;

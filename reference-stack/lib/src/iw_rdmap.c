@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "iw_wire.h"
+#include <iwarp/wire.h>
 
 /* Per-opcode facts (RFC 5040 §4.2 Fig. 5, RFC 7306 §4): buffer model, queue,
  * the RDMAP header after the DDP header, and whether the message is exactly

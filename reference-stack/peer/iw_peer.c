@@ -1,5 +1,5 @@
-/* Raw iWARP peer: see iw_engine_peer.h. */
-#include "iw_engine_peer.h"
+/* Raw iWARP peer: see iw_peer.h. */
+#include "iw_peer.h"
 
 #include <iwarp/crc32c.h>
 

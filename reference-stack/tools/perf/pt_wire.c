@@ -1,5 +1,5 @@
 /* perftest's communication-QP messages (pt_wire.h). */
-#include "iw_wire.h"
+#include <iwarp/wire.h>
 #include "pt_wire.h"
 
 #include <stdarg.h>

@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#include "iw_wire.h"
+#include <iwarp/wire.h>
 
 /* Wire offset of logical octet l of an FPDU whose first wire octet is at
  * grid position pos. A marker due before an octet precedes it. */
