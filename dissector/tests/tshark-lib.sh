@@ -53,7 +53,7 @@ iwk_tshark_setup() {
     envv+=(LD_PRELOAD="$IWK_PRELOAD")
   fi
 
-  if ! ts -G protocols 2>"$tmp/err" | grep -q "	iwk_mpa$"; then
+  if ! ts -G protocols 2>"$tmp/err" | grep "	iwk_mpa$" >/dev/null; then
     echo "FAIL: the iwarpkit plugin did not load into tshark ($tshark, plugin dir $tmp/plugins/$ver/epan)"
     cat "$tmp/err"
     exit 1

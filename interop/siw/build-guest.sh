@@ -298,7 +298,7 @@ if [[ ! -f "$KD/.smb.done" || "$(cat "$KD/.smb.done")" != "$smb_hash" ]]; then
     vm=$(in_root modinfo -F vermagic "/lib/modules/$IWK_KABI/updates/$m.ko")
     [[ $vm == "$IWK_KABI "* ]] || iwk_die "$m.ko vermagic '$vm' does not match $IWK_KABI"
     # the SMB Direct code is really in: its RDMA symbols are imported
-    in_root modinfo -F depends "/lib/modules/$IWK_KABI/updates/$m.ko" | grep -q rdma_cm ||
+    in_root modinfo -F depends "/lib/modules/$IWK_KABI/updates/$m.ko" | grep rdma_cm >/dev/null ||
       iwk_die "$m.ko does not depend on rdma_cm: built without SMB Direct?"
   done
   rm -rf "$ROOT$S"/fs/smb/*/.*.cmd "$ROOT$S"/fs/smb/*/*.o

@@ -143,9 +143,9 @@ capture() {
       # the previous server's listener (siw tears it down asynchronously)
       # must be gone, else its ss line is taken for the new one and the
       # client is refused (and perftest 4.5 then segfaults in librdmacm)
-      for i in \$(seq 100); do ss -ltn | grep -q ':$port ' || break; sleep 0.1; done
+      for i in \$(seq 100); do ss -ltn | grep ':$port ' >/dev/null || break; sleep 0.1; done
       iwk-bg start srv $srv >/dev/null
-      for i in \$(seq 100); do ss -ltn | grep -q ':$port ' && break; sleep 0.1; done
+      for i in \$(seq 100); do ss -ltn | grep ':$port ' >/dev/null && break; sleep 0.1; done
       rc=0; timeout 90 $cli >/tmp/client.txt 2>&1 || rc=\$?
       iwk-bg wait srv 30 || true
       iwk-bg stop srv >/tmp/server.txt

@@ -108,7 +108,7 @@ _iwk_exit_trap() {
 # A guest script that starts iwarp-agent (copied to /usr/local/bin) on siw0,
 # agent protocol on guest port 7400, and waits until it listens.
 IWK_AGENT_START='iwk-bg start agent iwarp-agent --agent 0.0.0.0:7400 --dev siw0 &&
-  for i in $(seq 50); do ss -ltn | grep -q ":7400 " && exit 0; sleep 0.1; done
+  for i in $(seq 50); do ss -ltn | grep ":7400 " >/dev/null && exit 0; sleep 0.1; done
   echo "iwarp-agent did not listen:"; cat /run/iwk/agent.log; exit 1'
 
 # iwk_pick_ports N: N consecutive free ports on 127.0.0.1, the first printed

@@ -39,7 +39,7 @@ wait_for() {
   for _ in $(seq $(( secs * 10 ))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
   echo "timed out after ${secs} s waiting for: $*" >&2; return 1
 }
-listening() { ss -ltn | grep -q "[:.]$1 "; }
+listening() { ss -ltn | grep "[:.]$1 " >/dev/null; }
 disk_ready() { [[ -b /dev/$1 && $(cat "/sys/block/$1/size" 2>/dev/null || echo 0) -gt 0 ]]; }
 
 cmd_prep() {
@@ -195,7 +195,7 @@ cmd_isert() {
     # exec": the latter remounts /sys, and configfs with it.
     ip netns add iwk-iscsi-tcp 2>/dev/null || true
     nsenter --net=/run/netns/iwk-iscsi-tcp sh -c "ip link set lo up &&
-      { ip addr show dev lo | grep -q ' $ADDR/' || ip addr add $ADDR/32 dev lo; } && mkdir '$np'"
+      { ip addr show dev lo | grep ' $ADDR/' >/dev/null || ip addr add $ADDR/32 dev lo; } && mkdir '$np'"
   fi
   [[ $(cat "$np/iser") == 1 ]] || echo 1 >"$np/iser"
   echo 1 >"$tpg/enable"
