@@ -9,9 +9,11 @@
  * the peer's buffer in cache-line slots, Sends paced by the receiver's
  * credit word (send_bw), or one ping-pong at a time (latency).
  *
- * The timed loops and the reports are iwarp-perf's own (iwarp-perf.c);
- * this file drives the exchange around them. */
-#include "perf.h"
+ * The timed loops and the reports are iwarp-perf's own (perf_common.c);
+ * this file drives the exchange around them, behind perf_perftest in
+ * perf_proto.h. */
+#include "perf_proto.h"
+#include "pt_wire.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,20 +29,59 @@
 #define PT_QPN_CLIENT 1 /* our QPs have no numbers; perftest only prints them */
 #define PT_QPN_SERVER 2
 
+/* x->proto: the communication QP's messages (the QP itself is x->aux_qp),
+ * and what the exchange established. */
+#define PT_INBOX 4
+#define PT_RX_SLOTS 2
+#define PT_SLOT 64 /* >= PT_MSG_MAX */
+#define PT_TX_RING 4
+typedef struct pt_msg {
+    uint32_t len;
+    uint8_t b[PT_SLOT];
+} pt_msg;
+
+typedef struct pt_state {
+    bool c_connected, c_closed;
+    iw_conn_info cinfo;
+    uint8_t c_rx[PT_RX_SLOTS][PT_SLOT];
+    uint8_t c_tx[PT_TX_RING][PT_SLOT];
+    uint64_t c_posted, c_done;
+    pt_msg inbox[PT_INBOX];
+    int in_head, in_count;
+    unsigned step;                   /* index of the step being run, for messages */
+    unsigned msgs_expected, msgs_in; /* the peer may close once the last one came */
+    bool done;                       /* every step ran: the peer may close now */
+    bool test_done;                  /* the data QP's work is over: it may close */
+    char peer_version[PT_VERSION_LEN];
+    int32_t cycle_buffer, cache_line;
+    pt_dest my, rem;
+    bool have_rem;
+    uint32_t rx_depth, credit_every;
+    uint8_t *credit; /* send_bw: our credit word (the receiver writes it) */
+    uint32_t credit_stag;
+    uint64_t credited; /* server: the count last written to the sender */
+    uint64_t rx_first_ns, rx_last_ns;
+    uint64_t peer_iters; /* the client's report (server side) */
+    double peer_peak, peer_avg, peer_rate;
+    uint64_t peer_size;
+} pt_state;
+
+static pt_state *pt(const perf *x) { return x->proto; }
+
 /* ---- the communication QP ---- */
 
 static int comm_repost(perf *x, uint64_t slot) {
-    int rc = iw_qp_post_recv(x->pt.cqp, slot, x->pt.c_rx[slot], PT_SLOT);
+    int rc = iw_qp_post_recv(x->aux_qp, slot, pt(x)->c_rx[slot], PT_SLOT);
     /* A stream that takes no more work is ending: its Terminate or close
      * event follows and says why. */
     if (rc == IW_ERR_PROTO)
         return 0;
-    return rc < 0 ? fail(x, "communication QP: post_recv: %s", iw_strerror(rc)) : 0;
+    return rc < 0 ? perf_fail(x, "communication QP: post_recv: %s", iw_strerror(rc)) : 0;
 }
 
-int pt_on_event(perf *x, const iw_event *ev) {
-    pt_state *p = &x->pt;
-    const opts *o = x->o;
+static int on_comm_event(perf *x, const iw_event *ev) {
+    pt_state *p = pt(x);
+    const perf_opts *o = x->o;
     switch (ev->type) {
     case IW_EV_CONNECTED:
         p->c_connected = true;
@@ -48,20 +89,20 @@ int pt_on_event(perf *x, const iw_event *ev) {
         return 0;
     case IW_EV_REJECTED:
         p->c_closed = true;
-        return fail(x, "perftest at %s port %u rejected the connection (MPA R=1)", o->host,
+        return perf_fail(x, "perftest at %s port %u rejected the connection (MPA R=1)", o->host,
                     o->port);
     case IW_EV_CLOSED:
         p->c_closed = true;
         if (p->done || p->msgs_in >= p->msgs_expected || (!p->c_connected && !x->server))
             return 0; /* the end, or a client's try: pt_connect says what failed */
-        return fail(x, "perftest closed the communication connection in step %u (%s): %s",
+        return perf_fail(x, "perftest closed the communication connection in step %u (%s): %s",
                     p->step + 1, pt_step_name(pt_script((pt_test)x->test, x->lat)[p->step]),
                     iw_close_str(ev->close));
     case IW_EV_TERM_SENT:
-        return fail(x, "communication QP: sent a Terminate: %s (%s)", iw_term_str(ev->term.triple),
+        return perf_fail(x, "communication QP: sent a Terminate: %s (%s)", iw_term_str(ev->term.triple),
                     ev->rfc ? ev->rfc : "");
     case IW_EV_TERM_RECEIVED:
-        return fail(x, "communication QP: perftest sent a Terminate: %s",
+        return perf_fail(x, "communication QP: perftest sent a Terminate: %s",
                     iw_term_str(ev->term.triple));
     default:
         break;
@@ -75,11 +116,11 @@ int pt_on_event(perf *x, const iw_event *ev) {
     if (ev->type != IW_EV_RECV)
         return 0;
     if (ev->wr_id >= PT_RX_SLOTS)
-        return fail(x, "communication QP: receive completion for an unknown buffer");
+        return perf_fail(x, "communication QP: receive completion for an unknown buffer");
     /* Each side answers before the other speaks again: more than a few
      * unanswered messages means the peer does not follow the exchange. */
     if (p->in_count == PT_INBOX)
-        return fail(x,
+        return perf_fail(x,
                     "perftest sent %d messages without waiting for an answer: not its "
                     "exchange",
                     PT_INBOX + 1);
@@ -91,25 +132,25 @@ int pt_on_event(perf *x, const iw_event *ev) {
 }
 
 static int comm_send(perf *x, const uint8_t *b, size_t len) {
-    pt_state *p = &x->pt;
+    pt_state *p = pt(x);
     while (p->c_posted - p->c_done >= PT_TX_RING)
-        if (progress(x, wait_ms(x)) < 0)
+        if (perf_progress(x, perf_wait_ms(x)) < 0)
             return -1;
     uint8_t *slot = p->c_tx[p->c_posted % PT_TX_RING];
     memcpy(slot, b, len);
     iw_send_wr wr = {
         .op = IW_WR_SEND, .wr_id = PT_WR | p->c_posted, .data = slot, .len = (uint32_t)len};
-    int rc = iw_qp_post_send(p->cqp, &wr);
+    int rc = iw_qp_post_send(x->aux_qp, &wr);
     if (rc < 0)
-        return fail(x, "communication QP: post_send: %s", iw_strerror(rc));
+        return perf_fail(x, "communication QP: post_send: %s", iw_strerror(rc));
     p->c_posted++;
     return 0;
 }
 
 static int comm_recv(perf *x, pt_msg *out) {
-    pt_state *p = &x->pt;
+    pt_state *p = pt(x);
     while (!p->in_count)
-        if (progress(x, wait_ms(x)) < 0)
+        if (perf_progress(x, perf_wait_ms(x)) < 0)
             return -1;
     *out = p->inbox[p->in_head];
     p->in_head = (p->in_head + 1) % PT_INBOX;
@@ -126,7 +167,7 @@ static int xchg(perf *x, const uint8_t *mine, size_t len, pt_msg *theirs) {
 }
 
 static int step_fail(perf *x, pt_step s, const char *why) {
-    return fail(x, "perftest exchange, step %u (%s): %s", x->pt.step + 1, pt_step_name(s), why);
+    return perf_fail(x, "perftest exchange, step %u (%s): %s", pt(x)->step + 1, pt_step_name(s), why);
 }
 
 /* ---- connections ---- */
@@ -134,16 +175,16 @@ static int step_fail(perf *x, pt_step s, const char *why) {
 /* Both QPs: perftest's rdma_cm sends no private data. The data QP of a
  * client reads with the ORD the server grants (out_reads, 128 on siw). */
 static iw_qp **qp_slot(perf *x, bool comm) {
-    return comm ? &x->pt.cqp : &x->qp;
+    return comm ? &x->aux_qp : &x->qp;
 }
 
 static int make_qp(perf *x, bool comm) {
     iw_conn_settings s;
-    settings(x, &s);
+    perf_settings(x, &s);
     if (comm)
         s.ird = s.ord = 1;
     int rc = iw_qp_create(x->dev, x->pd, x->cq, &s, qp_slot(x, comm));
-    return rc < 0 ? fail(x, "cannot create the %s QP: %s", comm ? "communication" : "data",
+    return rc < 0 ? perf_fail(x, "cannot create the %s QP: %s", comm ? "communication" : "data",
                          iw_strerror(rc))
                   : 0;
 }
@@ -153,32 +194,32 @@ static int make_qp(perf *x, bool comm) {
  * handshake). Then keep quiet for --connect-delay: siw switches its socket
  * to RDMA mode only after sending the MPA Reply. */
 static int pt_connect(perf *x, bool comm) {
-    bool *up = comm ? &x->pt.c_connected : &x->connected;
-    bool *down = comm ? &x->pt.c_closed : &x->closed;
+    bool *up = comm ? &pt(x)->c_connected : &x->connected;
+    bool *down = comm ? &pt(x)->c_closed : &x->closed;
     for (int t = 1;; t++) {
         if (make_qp(x, comm) < 0)
             return -1;
         *up = *down = false;
         int rc = iw_qp_connect(*qp_slot(x, comm), x->o->host, x->o->port);
         if (rc < 0)
-            return fail(x, "cannot connect to %s:%u: %s", x->o->host, x->o->port, iw_strerror(rc));
+            return perf_fail(x, "cannot connect to %s:%u: %s", x->o->host, x->o->port, iw_strerror(rc));
         while (!*up && !*down)
-            if (progress(x, wait_ms(x)) < 0)
+            if (perf_progress(x, perf_wait_ms(x)) < 0)
                 return -1;
         if (*up)
             break;
         iw_qp_destroy(*qp_slot(x, comm));
         *qp_slot(x, comm) = NULL;
         if (t == PT_CONNECT_TRIES)
-            return fail(x,
+            return perf_fail(x,
                         "cannot connect the %s QP to %s port %u (%d tries, %d ms apart): is "
                         "perftest listening there?",
                         comm ? "communication" : "data", x->o->host, x->o->port, PT_CONNECT_TRIES,
                         PT_CONNECT_GAP_MS);
-        if (quiet_wait(x, PT_CONNECT_GAP_MS) < 0)
+        if (perf_quiet_wait(x, PT_CONNECT_GAP_MS) < 0)
             return -1;
     }
-    return quiet_wait(x, x->o->connect_delay_ms);
+    return perf_quiet_wait(x, x->o->connect_delay_ms);
 }
 
 /* The server: the next connection on the listener, as MPA responder. */
@@ -188,21 +229,21 @@ static int pt_accept(perf *x, bool comm) {
     int rc;
     while ((rc = iw_accept(x->lst, *qp_slot(x, comm))) == IW_ERR_NEED_MORE) {
         /* No idle limit while nobody has connected yet. */
-        if (comm ? (rc = iw_dev_progress(x->dev, 1000)) < 0 : progress(x, wait_ms(x)) < 0)
+        if (comm ? (rc = iw_dev_progress(x->dev, 1000)) < 0 : perf_progress(x, perf_wait_ms(x)) < 0)
             break;
-        x->last_activity = now_ns();
+        x->last_activity = perf_now_ns();
     }
     if (rc < 0 && !x->err[0])
-        return fail(x, "accept: %s", iw_strerror(rc));
+        return perf_fail(x, "accept: %s", iw_strerror(rc));
     if (x->err[0])
         return -1;
-    bool *up = comm ? &x->pt.c_connected : &x->connected;
+    bool *up = comm ? &pt(x)->c_connected : &x->connected;
     if (comm)
         for (uint64_t i = 0; i < PT_RX_SLOTS; i++)
             if (comm_repost(x, i) < 0)
                 return -1;
     while (!*up)
-        if (progress(x, wait_ms(x)) < 0)
+        if (perf_progress(x, perf_wait_ms(x)) < 0)
             return -1;
     return 0;
 }
@@ -210,18 +251,18 @@ static int pt_accept(perf *x, bool comm) {
 /* Receives on the data QP, posted as soon as it exists: send_bw's window
  * (the sender counts on rx_depth of them) and send_lat's ping-pong. */
 static int post_data_receives(perf *x) {
-    if (x->test != T_SEND)
+    if (x->test != PERF_SEND)
         return 0;
     uint32_t size = x->o->size;
     if (x->lat)
-        return alloc_slots(x, LAT_RQ, size);
+        return perf_alloc_slots(x, PERF_LAT_RQ, size);
     if (!x->server)
         return 0;
-    uint64_t n = x->pt.rx_depth;
-    if (n * size > RECV_MEM)
-        return fail(x, "%llu receives of %u octets (--rx-depth) need more than %u MiB",
-                    (unsigned long long)n, size, RECV_MEM >> 20);
-    return alloc_slots(x, (uint32_t)n, size);
+    uint64_t n = pt(x)->rx_depth;
+    if (n * size > PERF_RECV_MEM)
+        return perf_fail(x, "%llu receives of %u octets (--rx-depth) need more than %u MiB",
+                    (unsigned long long)n, size, PERF_RECV_MEM >> 20);
+    return perf_alloc_slots(x, (uint32_t)n, size);
 }
 
 static int connect_data(perf *x) {
@@ -233,9 +274,9 @@ static int connect_data(perf *x) {
     } else if (pt_connect(x, false) < 0) {
         return -1;
     }
-    if (x->test == T_READ && !x->server) {
+    if (x->test == PERF_READ && !x->server) {
         if (!x->info.ord)
-            return fail(x, "the perftest server grants no RDMA Read (its MPA IRD is 0)");
+            return perf_fail(x, "the perftest server grants no RDMA Read (its MPA IRD is 0)");
         if (x->depth > x->info.ord)
             x->depth = x->info.ord;
     }
@@ -245,80 +286,80 @@ static int connect_data(perf *x) {
 /* Buffers once the cycle buffer is agreed: the peer walks max(size, cycle
  * buffer) octets at our vaddr. send_bw adds the credit word. */
 static int setup_buffers(perf *x) {
-    pt_state *p = &x->pt;
+    pt_state *p = pt(x);
     x->buf_len = pt_buffer_len(x->max_size, (uint32_t)p->cycle_buffer);
-    if (alloc_bufs(x) < 0)
+    if (perf_alloc_bufs(x) < 0)
         return -1;
     p->rx_depth = x->o->rx_depth ? x->o->rx_depth : PT_RX_DEPTH;
-    uint64_t iters = x->o->duration > 0 ? 0 : iters_for(x->o, x->max_size);
+    uint64_t iters = x->o->duration > 0 ? 0 : perf_iters_for(x, x->max_size);
     if (iters && p->rx_depth > iters) /* force_dependecies */
         p->rx_depth = (uint32_t)iters;
     p->credit_every = p->rx_depth / 3 ? p->rx_depth / 3 : 1; /* ctx_alloc_credit */
     if (iters && x->depth > iters)
         x->depth = (uint32_t)iters;
-    if (x->test != T_SEND || x->lat)
+    if (x->test != PERF_SEND || x->lat)
         return 0;
-    p->credit = alloc_buf(64);
+    p->credit = perf_alloc_buf(64);
     if (!p->credit)
-        return fail(x, "out of memory");
+        return perf_fail(x, "out of memory");
     int rc = iw_mr_reg(iw_dev_rnic(x->dev), x->pd, p->credit, 64, (uintptr_t)p->credit,
                        IW_ACCESS_LOCAL_WRITE | IW_ACCESS_REMOTE_WRITE, &p->credit_stag);
-    return rc < 0 ? fail(x, "cannot register memory: %s", iw_strerror(rc)) : 0;
+    return rc < 0 ? perf_fail(x, "cannot register memory: %s", iw_strerror(rc)) : 0;
 }
 
 /* What we tell perftest in each handshake from DEST on: the buffer it
  * targets (send_bw: the credit word the receiver writes). */
 static void set_my_dest(perf *x) {
-    pt_dest *d = &x->pt.my;
+    pt_dest *d = &pt(x)->my;
     memset(d, 0, sizeof *d);
-    d->out_reads = x->test != T_READ ? 1 : x->server ? x->info.ird : x->info.ord;
+    d->out_reads = x->test != PERF_READ ? 1 : x->server ? x->info.ird : x->info.ord;
     d->qpn = x->server ? PT_QPN_SERVER : PT_QPN_CLIENT;
-    d->psn = (uint32_t)(now_ns() ^ (uint64_t)getpid() * 2654435761u) & 0xffffff;
-    bool credit = x->test == T_SEND && !x->lat;
-    d->rkey = credit ? x->pt.credit_stag : x->r_stag;
-    d->vaddr = credit ? (uintptr_t)x->pt.credit : (uintptr_t)x->rbuf;
+    d->psn = (uint32_t)(perf_now_ns() ^ (uint64_t)getpid() * 2654435761u) & 0xffffff;
+    bool credit = x->test == PERF_SEND && !x->lat;
+    d->rkey = credit ? pt(x)->credit_stag : x->r_stag;
+    d->vaddr = credit ? (uintptr_t)pt(x)->credit : (uintptr_t)x->rbuf;
 }
 
 /* ---- the data QP's part ---- */
 
-uint64_t pt_offset(const perf *x, uint64_t i) {
-    return pt_cycle_offset(i, x->cur, (uint32_t)x->pt.cache_line, (uint32_t)x->pt.cycle_buffer);
+static uint64_t data_offset(const perf *x, uint64_t i) {
+    return pt_cycle_offset(i, x->cur, (uint32_t)pt(x)->cache_line, (uint32_t)pt(x)->cycle_buffer);
 }
 
 /* run_iter_bw: post while posted + 1 - credit < rx_depth. */
-bool pt_may_send(const perf *x) {
-    uint32_t credit = pt_credit_decode(x->pt.credit);
-    return (uint32_t)(x->posted + 1 - credit) < x->pt.rx_depth;
+static bool may_send(const perf *x) {
+    uint32_t credit = pt_credit_decode(pt(x)->credit);
+    return (uint32_t)(x->posted + 1 - credit) < pt(x)->rx_depth;
 }
 
-void pt_on_data_recv(perf *x) {
-    uint64_t t = now_ns();
-    if (!x->pt.rx_first_ns)
-        x->pt.rx_first_ns = t;
-    x->pt.rx_last_ns = t;
+static void on_data_recv(perf *x) {
+    uint64_t t = perf_now_ns();
+    if (!pt(x)->rx_first_ns)
+        pt(x)->rx_first_ns = t;
+    pt(x)->rx_last_ns = t;
 }
 
 /* send_bw receiver: write our count of received messages into the
  * sender's credit word every credit_every receives (each buffer is
  * reposted before it is counted). */
 static int send_credit(perf *x) {
-    pt_state *p = &x->pt;
+    pt_state *p = pt(x);
     if (x->data_rx - p->credited < p->credit_every)
         return 0;
-    while (x->ctrl_posted - x->ctrl_done >= CTRL_RING)
-        if (progress(x, wait_ms(x)) < 0)
+    while (x->ctrl_posted - x->ctrl_done >= PERF_CTRL_RING)
+        if (perf_progress(x, perf_wait_ms(x)) < 0)
             return -1;
-    uint8_t *b = x->ctrl_tx[x->ctrl_posted % CTRL_RING];
+    uint8_t *b = x->ctrl_tx[x->ctrl_posted % PERF_CTRL_RING];
     pt_credit_encode(b, (uint32_t)x->data_rx);
     iw_send_wr wr = {.op = IW_WR_WRITE,
-                     .wr_id = WR_CTRL | x->ctrl_posted,
+                     .wr_id = PERF_WR_CTRL | x->ctrl_posted,
                      .data = b,
                      .len = PT_CREDIT_LEN,
                      .remote_stag = p->rem.rkey,
                      .remote_to = p->rem.vaddr};
     int rc = iw_qp_post_send(x->qp, &wr);
     if (rc < 0)
-        return fail(x, "posting a credit: %s", iw_strerror(rc));
+        return perf_fail(x, "posting a credit: %s", iw_strerror(rc));
     x->ctrl_posted++;
     p->credited = x->data_rx;
     return 0;
@@ -327,39 +368,39 @@ static int send_credit(perf *x) {
 /* send_bw server: every Send of -n, or (-D) until the client's closing
  * handshake, and what is still in flight behind it on the data QP. */
 static int server_send_bw(perf *x, uint64_t iters) {
-    pt_state *p = &x->pt;
+    pt_state *p = pt(x);
     for (;;) {
         if (iters ? x->data_rx >= iters : p->in_count > 0)
             break;
-        if (progress(x, wait_ms(x)) < 0 || send_credit(x) < 0)
+        if (perf_progress(x, perf_wait_ms(x)) < 0 || send_credit(x) < 0)
             return -1;
     }
-    for (uint64_t seen = x->data_rx, t = now_ns(); !iters;) {
-        if (progress(x, 10) < 0 || send_credit(x) < 0)
+    for (uint64_t seen = x->data_rx, t = perf_now_ns(); !iters;) {
+        if (perf_progress(x, 10) < 0 || send_credit(x) < 0)
             return -1;
         if (x->data_rx != seen)
-            seen = x->data_rx, t = now_ns();
-        else if (now_ns() - t > PT_DRAIN_MS * 1000000ull)
+            seen = x->data_rx, t = perf_now_ns();
+        else if (perf_now_ns() - t > PT_DRAIN_MS * 1000000ull)
             break;
     }
     return 0;
 }
 
 typedef struct pt_result {
-    bw_result bw;
-    lat_result lat;
+    perf_bw_result bw;
+    perf_lat_result lat;
 } pt_result;
 
 /* perftest's write_lat server writes first (run_iter_lat_write: only the
  * client waits before its first post), so its client answers: our pongs,
  * timed from one to the next. */
-static int client_write_lat(perf *x, uint64_t iters, lat_result *r) {
+static int client_write_lat(perf *x, uint64_t iters, perf_lat_result *r) {
     double *s = malloc(iters * sizeof *s);
     if (!s)
-        return fail(x, "out of memory");
-    int rc = server_write_lat(x, iters, s);
+        return perf_fail(x, "out of memory");
+    int rc = perf_server_write_lat(x, iters, s);
     if (rc == 0) {
-        lat_stats(s, iters - 1, r);
+        perf_lat_stats(s, iters - 1, r);
         r->n = iters;
     }
     free(s);
@@ -367,29 +408,29 @@ static int client_write_lat(perf *x, uint64_t iters, lat_result *r) {
 }
 
 static int client_test(perf *x, pt_result *r) {
-    const opts *o = x->o;
-    uint64_t iters = o->duration > 0 ? 0 : iters_for(o, x->cur);
+    const perf_opts *o = x->o;
+    uint64_t iters = o->duration > 0 ? 0 : perf_iters_for(x, x->cur);
     if (!o->json)
-        print_header(x);
-    int rc = !x->lat              ? run_bw(x, x->cur, iters, o->duration, &r->bw)
-             : x->test == T_WRITE ? client_write_lat(x, iters, &r->lat)
-                                  : run_lat(x, iters, 0, &r->lat);
+        perf_print_header(x);
+    int rc = !x->lat              ? perf_run_bw(x, x->cur, iters, o->duration, &r->bw)
+             : x->test == PERF_WRITE ? client_write_lat(x, iters, &r->lat)
+                                  : perf_run_lat(x, iters, 0, &r->lat);
     if (rc < 0)
         return -1;
     if (x->lat)
-        report_lat(x, x->cur, &r->lat);
+        perf_report_lat(x, x->cur, &r->lat);
     else
-        report_bw(x, x->cur, &r->bw);
+        perf_report_bw(x, x->cur, &r->bw);
     if (!o->json)
-        printf(DASHES);
+        printf(PERF_DASHES);
     return 0;
 }
 
 static int server_test(perf *x) {
-    uint64_t iters = x->o->duration > 0 ? 0 : iters_for(x->o, x->cur);
-    if (x->test == T_SEND && x->lat)
-        return server_send_lat(x, iters);
-    if (x->test == T_SEND)
+    uint64_t iters = x->o->duration > 0 ? 0 : perf_iters_for(x, x->cur);
+    if (x->test == PERF_SEND && x->lat)
+        return perf_server_send_lat(x, iters);
+    if (x->test == PERF_SEND)
         return server_send_bw(x, iters);
     return 0; /* Writes and Reads need nothing of us: the next handshake ends them */
 }
@@ -397,7 +438,7 @@ static int server_test(perf *x) {
 /* ---- the report (write_bw, read_bw) ---- */
 
 static int report_step(perf *x, pt_step s, const pt_result *r) {
-    pt_state *p = &x->pt;
+    pt_state *p = pt(x);
     uint8_t b[PT_U64_LEN];
     char why[160];
     pt_msg m;
@@ -416,10 +457,10 @@ static int report_step(perf *x, pt_step s, const pt_result *r) {
         pt_u64_encode(b, x->server ? placed : r->bw.ops);
         break;
     case PT_STEP_REPORT_PEAK:
-        pt_double_encode(b, x->server ? 0 : r->bw.peak_bps / MB);
+        pt_double_encode(b, x->server ? 0 : r->bw.peak_bps / PERF_MB);
         break;
     case PT_STEP_REPORT_AVG:
-        pt_double_encode(b, x->server ? 0 : avg / MB);
+        pt_double_encode(b, x->server ? 0 : avg / PERF_MB);
         break;
     default:
         pt_double_encode(b,
@@ -466,14 +507,14 @@ static int int_step(perf *x, pt_step s, int32_t mine, int32_t lo, int32_t hi, in
 }
 
 static int dest_step(perf *x, pt_step s) {
-    pt_state *p = &x->pt;
+    pt_state *p = pt(x);
     uint8_t b[PT_DEST_LEN];
     char why[200];
     pt_msg m;
     pt_dest d;
     if (s == PT_STEP_DEST) {
         set_my_dest(x);
-        prepare_size(x, x->max_size); /* before the peer may send or write */
+        perf_prepare_size(x, x->max_size); /* before the peer may send or write */
     }
     pt_dest_encode(b, &p->my);
     if (xchg(x, b, sizeof b, &m) < 0)
@@ -500,7 +541,7 @@ static int dest_step(perf *x, pt_step s) {
 }
 
 static int run_step(perf *x, pt_step s, pt_result *r) {
-    pt_state *p = &x->pt;
+    pt_state *p = pt(x);
     char why[200];
     pt_msg m;
     switch (s) {
@@ -513,7 +554,7 @@ static int run_step(perf *x, pt_step s, pt_result *r) {
             return step_fail(x, s, why);
         if (strcmp(p->peer_version, PT_VERSION))
             fprintf(stderr,
-                    PROG ": warning: the peer is perftest %s; iwarp-perf's exchange was "
+                    PERF_PROG ": warning: the peer is perftest %s; iwarp-perf's exchange was "
                          "verified against %s\n",
                     p->peer_version, PT_VERSION);
         return 0;
@@ -558,7 +599,7 @@ static int run_step(perf *x, pt_step s, pt_result *r) {
 static uint64_t served(const perf *x) {
     iw_conn_stats st;
     iw_qp_get_stats(x->qp, &st);
-    if (x->test == T_WRITE)
+    if (x->test == PERF_WRITE)
         return st.bytes_placed / x->cur;
     uint32_t room = x->info.mulpdu > 14 ? x->info.mulpdu - 14 : 1;
     uint64_t per = x->cur ? (x->cur + room - 1) / room : 1;
@@ -566,56 +607,56 @@ static uint64_t served(const perf *x) {
 }
 
 static int server_summary(perf *x) {
-    pt_state *p = &x->pt;
-    const opts *o = x->o;
-    uint64_t iters = o->duration > 0 ? 0 : iters_for(o, x->cur);
-    bool rdma = x->test != T_SEND;
+    pt_state *p = pt(x);
+    const perf_opts *o = x->o;
+    uint64_t iters = o->duration > 0 ? 0 : perf_iters_for(x, x->cur);
+    bool rdma = x->test != PERF_SEND;
     /* The client's handshake may overtake its last Writes, which travel on
      * the other connection: give them time to land. */
     uint64_t want = x->lat ? iters : p->peer_iters;
-    for (uint64_t end = now_ns() + PT_CLOSE_WAIT_NS / 2;
-         rdma && served(x) < want && !x->closed && now_ns() < end;)
-        if (progress(x, 10) < 0)
+    for (uint64_t end = perf_now_ns() + PT_CLOSE_WAIT_NS / 2;
+         rdma && served(x) < want && !x->closed && perf_now_ns() < end;)
+        if (perf_progress(x, 10) < 0)
             return -1;
     uint64_t done = rdma ? served(x) : x->lat ? x->pongs : x->data_rx;
     double secs = (double)(p->rx_last_ns - p->rx_first_ns) * 1e-9;
     double avg = secs > 0 ? (double)x->data_rx * x->cur / secs : 0;
-    const char *what = x->test == T_WRITE && !x->lat ? "RDMA Writes placed"
-                       : x->test == T_READ          ? "RDMA Read Responses sent"
+    const char *what = x->test == PERF_WRITE && !x->lat ? "RDMA Writes placed"
+                       : x->test == PERF_READ          ? "RDMA Read Responses sent"
                        : x->lat                     ? "pings answered"
                                                     : "Sends received";
     if (o->json) {
         printf("{\"role\":\"server\",\"peer\":\"perftest %s\",\"test\":\"%s\",\"mode\":\"%s\","
                "\"bytes\":%u,\"served\":%llu,\"peer_iterations\":%llu,\"peer_bw_avg_MBps\":%.2f,"
                "\"bw_avg_MBps\":%.2f}\n",
-               p->peer_version, test_name(x->test), x->lat ? "lat" : "bw", x->cur,
+               p->peer_version, perf_test_name(x->test), x->lat ? "lat" : "bw", x->cur,
                (unsigned long long)done, (unsigned long long)p->peer_iters, p->peer_avg,
-               avg / MB);
+               avg / PERF_MB);
     } else if (rdma && !x->lat) { /* the client's report, backed by our count */
         printf(" perftest client's report:\n %-10s %-12s %16s %19s %15s\n", "#bytes",
                "#iterations", "BW peak[MB/s]", "BW average[MB/s]", "MsgRate[Mpps]");
         printf(" %-10llu %-12llu %16.2f %19.2f %15.6f\n", (unsigned long long)p->peer_size,
                (unsigned long long)p->peer_iters, p->peer_peak, p->peer_avg, p->peer_rate);
         printf(" data QP: %llu %s\n", (unsigned long long)done, what);
-    } else if (x->test == T_SEND && !x->lat) { /* perftest's server measures too */
+    } else if (x->test == PERF_SEND && !x->lat) { /* perftest's server measures too */
         printf(" %-10s %-12s %19s %15s\n %-10u %-12llu %19.2f %15.6f\n", "#bytes", "#received",
-               "BW average[MB/s]", "MsgRate[Mpps]", x->cur, (unsigned long long)done, avg / MB,
+               "BW average[MB/s]", "MsgRate[Mpps]", x->cur, (unsigned long long)done, avg / PERF_MB,
                secs > 0 ? (double)done / secs / 1e6 : 0);
     } else {
         printf(" data QP: %llu %s\n", (unsigned long long)done, what);
     }
     fflush(stdout);
     if (rdma && !x->lat && p->peer_size != x->cur)
-        return fail(x, "the client reports %llu-octet messages, this server runs %u",
+        return perf_fail(x, "the client reports %llu-octet messages, this server runs %u",
                     (unsigned long long)p->peer_size, x->cur);
     if (rdma && !x->lat && iters && p->peer_iters != iters)
-        return fail(x, "the client reports %llu iterations, this server expected %llu (-n)",
+        return perf_fail(x, "the client reports %llu iterations, this server expected %llu (-n)",
                     (unsigned long long)p->peer_iters, (unsigned long long)iters);
     /* -n: exactly; -D: perftest reports its measured window only, and
      * received Sends are not reported by the client at all. */
     uint64_t need = rdma ? want : iters;
     if (iters ? done != need : done < need || !done)
-        return fail(x, "%llu %s, expected %s%llu", (unsigned long long)done, what,
+        return perf_fail(x, "%llu %s, expected %s%llu", (unsigned long long)done, what,
                     iters ? "" : "at least ", (unsigned long long)(need ? need : 1));
     return 0;
 }
@@ -626,30 +667,30 @@ static int server_summary(perf *x) {
  * can make siw fail that Send's completion with IBV_WC_LOC_QP_OP_ERR, and
  * perftest's server then fails: seen with ib_write_bw.) */
 static bool all_closed(const perf *x) {
-    return x->pt.c_closed && (!x->qp || x->closed);
+    return pt(x)->c_closed && (!x->qp || x->closed);
 }
 
 static int close_wait(perf *x, uint64_t ns) {
-    for (uint64_t end = now_ns() + ns; !all_closed(x) && now_ns() < end;)
-        if (progress(x, wait_ms(x)) < 0)
+    for (uint64_t end = perf_now_ns() + ns; !all_closed(x) && perf_now_ns() < end;)
+        if (perf_progress(x, perf_wait_ms(x)) < 0)
             return -1;
     return 0;
 }
 
 static void close_both(perf *x) {
-    if (!x->pt.c_closed)
-        iw_qp_close(x->pt.cqp);
+    if (!pt(x)->c_closed)
+        iw_qp_close(x->aux_qp);
     if (x->qp && !x->closed)
         iw_qp_close(x->qp);
 }
 
 static int finish(perf *x) {
-    pt_state *p = &x->pt;
+    pt_state *p = pt(x);
     p->done = true;
     x->bye = true;
     if (x->server) {
         while (p->c_done < p->c_posted && !p->c_closed)
-            if (progress(x, wait_ms(x)) < 0)
+            if (perf_progress(x, perf_wait_ms(x)) < 0)
                 return -1;
         /* A perftest client that sent last polls that Send's completion:
          * give its stack a moment before our FIN. */
@@ -668,29 +709,66 @@ static int run_script(perf *x) {
     pt_result r;
     memset(&r, 0, sizeof r);
     const pt_step *s = pt_script((pt_test)x->test, x->lat);
-    for (x->pt.step = 0; s[x->pt.step] != PT_STEP_END; x->pt.step++)
-        if (run_step(x, s[x->pt.step], &r) < 0)
+    for (pt(x)->step = 0; s[pt(x)->step] != PT_STEP_END; pt(x)->step++)
+        if (run_step(x, s[pt(x)->step], &r) < 0)
             return -1;
     if (x->server && server_summary(x) < 0)
         return -1;
     return finish(x);
 }
 
-static void pt_init(perf *x) {
-    const opts *o = x->o;
+/* write_lat: perftest's stamp is the iteration + 1 as a char
+ * (run_iter_lat_write: *post_buf = (char)++scnt), 0 after 255. */
+static uint8_t stamp(uint64_t i) { return (uint8_t)(i + 1); }
+
+static void header_peer(const perf *x) {
+    printf(" Peer            : perftest %s (--perftest: its -R exchange over a second QP)\n",
+           pt(x)->peer_version);
+}
+
+static void header_remote(const perf *x) {
+    const pt_state *p = pt(x);
+    printf(" Remote buffer   : STag 0x%08x TO 0x%016llx (pingpong_dest: QPN 0x%04x PSN "
+           "0x%06x out_reads %u)\n",
+           x->peer_stag, (unsigned long long)x->peer_to, p->rem.qpn, p->rem.psn,
+           p->rem.out_reads);
+}
+
+static const perf_hooks pt_hooks = {
+    .iters_uncapped = true, /* both sides must count alike: perftest's default */
+    .retry_connect = true,  /* perftest's server may not listen yet: pt_connect */
+    .defer_close = true,    /* perftest closes as soon as it is done */
+    .server_kind = "perftest ",
+    .aux_event = on_comm_event,
+    .data_recv = on_data_recv,
+    .may_send = may_send,
+    .data_offset = data_offset, /* bandwidth runs walk both buffers in cache-line slots */
+    .stamp = stamp,
+    .header_peer = header_peer,
+    .header_remote = header_remote,
+};
+
+static int pt_init(perf *x) {
+    const perf_opts *o = x->o;
+    x->hk = &pt_hooks;
+    x->proto = calloc(1, sizeof(pt_state));
+    if (!x->proto)
+        return perf_fail(x, "out of memory");
     x->test = o->test;
     x->lat = o->lat;
     x->max_size = o->size;
     x->depth = o->lat ? 1 : o->depth;
-    x->last_activity = now_ns();
+    x->last_activity = perf_now_ns();
     for (const pt_step *k = pt_script((pt_test)x->test, x->lat); *k != PT_STEP_END; k++)
-        x->pt.msgs_expected += pt_step_len(*k) ? 1 : 0;
+        pt(x)->msgs_expected += pt_step_len(*k) ? 1 : 0;
+    return 0;
 }
 
-int pt_run_client(perf *x) {
-    pt_init(x);
+static int run_client(perf *x) {
+    if (pt_init(x) < 0)
+        return -1;
     /* The CQ holds both QPs' work: the window, the receives and their flush. */
-    if (open_dev(x, cq_depth_for(x->depth, LAT_RQ + PT_RX_SLOTS)) < 0 || pt_connect(x, true) < 0)
+    if (perf_open_dev(x, perf_cq_depth_for(x->depth, PERF_LAT_RQ + PT_RX_SLOTS)) < 0 || pt_connect(x, true) < 0)
         return -1;
     for (uint64_t i = 0; i < PT_RX_SLOTS; i++)
         if (comm_repost(x, i) < 0)
@@ -698,26 +776,65 @@ int pt_run_client(perf *x) {
     return run_script(x);
 }
 
-int pt_run_server(perf *x) {
-    const opts *o = x->o;
-    pt_init(x);
+static int run_server(perf *x) {
+    const perf_opts *o = x->o;
+    if (pt_init(x) < 0)
+        return -1;
     uint32_t rq = o->rx_depth > PT_RX_DEPTH ? o->rx_depth : PT_RX_DEPTH;
-    if (open_dev(x, cq_depth_for(x->depth, rq + PT_RX_SLOTS)) < 0)
+    if (perf_open_dev(x, perf_cq_depth_for(x->depth, rq + PT_RX_SLOTS)) < 0)
         return -1;
     int rc = iw_listen(x->dev, o->host, o->port, &x->lst);
     if (rc < 0)
-        return fail(x, "cannot listen on %s:%u: %s", o->host, o->port, iw_strerror(rc));
+        return perf_fail(x, "cannot listen on %s:%u: %s", o->host, o->port, iw_strerror(rc));
     bool v6 = strchr(o->host, ':') != NULL;
     if (o->json)
         printf("{\"listening\":\"%s\",\"port\":%u}\n", o->host, iw_listener_port(x->lst));
     else
-        printf(PROG " server: listening on %s%s%s:%u\n --perftest: perftest's %s %s, -R\n",
-               v6 ? "[" : "", o->host, v6 ? "]" : "", iw_listener_port(x->lst), test_name(x->test),
+        printf(PERF_PROG " server: listening on %s%s%s:%u\n --perftest: perftest's %s %s, -R\n",
+               v6 ? "[" : "", o->host, v6 ? "]" : "", iw_listener_port(x->lst), perf_test_name(x->test),
                x->lat ? "latency" : "bandwidth");
     fflush(stdout);
     if (pt_accept(x, true) < 0 || run_script(x) < 0)
         return -1;
     if (!o->json)
-        printf(PROG " server: session done (perftest %s)\n", x->pt.peer_version);
+        printf(PERF_PROG " server: session done (perftest %s)\n", pt(x)->peer_version);
     return 0;
 }
+
+/* ---- the table (perf_proto.h) ---- */
+
+/* perftest's side of the exchange fixes what can be run. */
+static const char *check_opts(perf_opts *o) {
+    if (o->all)
+        return "--perftest runs one size: -a is not supported";
+    if (o->verify)
+        return "--perftest cannot --verify: perftest's data is its own";
+    if (o->lat && o->duration > 0)
+        return "--perftest latency runs count iterations: -D is not supported with --lat";
+    /* perftest's write_lat server sends the first FPDU on the data QP;
+     * as MPA responder we may not (RFC 5044 section 7.1.2 rule 4). */
+    if (o->server && o->lat && o->test == PERF_WRITE)
+        return "--perftest cannot serve write latency: perftest's write_lat server sends "
+               "first, which an MPA responder may not (RFC 5044 7.1.2 rule 4); run "
+               "iwarp-perf as the client";
+    if (!o->connect_delay_set)
+        o->connect_delay_ms = 50; /* siw's Reply race (docs/iwarp-perf.md) */
+    return NULL;
+}
+
+/* After perf_destroy: the credit word's registration went with the device. */
+static void cleanup(perf *x) {
+    if (x->proto)
+        free(pt(x)->credit);
+    free(x->proto);
+    x->proto = NULL;
+}
+
+const perf_proto perf_perftest = {
+    .name = "perftest",
+    .id = PT_VERSION,
+    .check_opts = check_opts,
+    .run_server = run_server,
+    .run_client = run_client,
+    .cleanup = cleanup,
+};
