@@ -198,8 +198,8 @@ static int parse_opts(int argc, char **argv, perf_opts *o) {
             o->duration = dv;
         } else if (!strcmp(l, "--tx-depth")) {
             if (!parse_num(val, 1, PERF_MAX_DEPTH, false, &v))
-                return usage_error("--tx-depth takes a number from 1 to %u, not '%s'", PERF_MAX_DEPTH,
-                                   val);
+                return usage_error("--tx-depth takes a number from 1 to %u, not '%s'",
+                                   PERF_MAX_DEPTH, val);
             o->depth = (uint32_t)v;
         } else if (!strcmp(l, "--verify")) {
             o->verify = true;

@@ -140,12 +140,12 @@ static int on_wc(perf *x, const iw_wc *w) {
         }
         if (!x->connected && !x->server)
             return perf_fail(x, "cannot connect to %s port %u: %s", x->o->host, x->o->port,
-                        iw_close_str(ev->close));
+                             iw_close_str(ev->close));
         return perf_fail(x, "connection closed: %s (%s)", iw_close_str(ev->close),
-                    ev->rfc ? ev->rfc : "");
+                         ev->rfc ? ev->rfc : "");
     case IW_EV_TERM_SENT:
         return perf_fail(x, "sent a Terminate: %s (%s)", iw_term_str(ev->term.triple),
-                    ev->rfc ? ev->rfc : "");
+                         ev->rfc ? ev->rfc : "");
     case IW_EV_TERM_RECEIVED:
         return perf_fail(x, "the peer sent a Terminate: %s", iw_term_str(ev->term.triple));
     default:
@@ -187,7 +187,7 @@ int perf_progress(perf *x, int ms) {
         return perf_fail(x, "completion queue overflow");
     if (!n && x->closed && x->connected && !x->bye)
         return perf_fail(x, "connection closed: %s (%s)", iw_close_str(x->close_why),
-                    x->close_rfc ? x->close_rfc : "");
+                         x->close_rfc ? x->close_rfc : "");
     /* Octets moved count as progress too; read only on idle rounds. */
     uint64_t bytes = x->last_bytes;
     if (!n) {
@@ -203,7 +203,7 @@ int perf_progress(perf *x, int ms) {
     }
     if (perf_idle_expired(&x->last_activity, &x->last_bytes, perf_now_ns(), n, bytes, PERF_IDLE_NS))
         return perf_fail(x, "no progress for %llu s: is the peer alive?",
-                    (unsigned long long)(PERF_IDLE_NS / 1000000000ull));
+                         (unsigned long long)(PERF_IDLE_NS / 1000000000ull));
     return n;
 }
 
@@ -413,7 +413,8 @@ int perf_run_bw(perf *x, uint32_t size, uint64_t iters, double secs, perf_bw_res
     if (x->verify && x->test == PERF_READ) {
         size_t off = perf_check_pattern(x->rbuf, size, size);
         if (off < size)
-            return perf_fail(x, "verify FAILED at %u octets: Read data wrong at offset %zu", size, off);
+            return perf_fail(x, "verify FAILED at %u octets: Read data wrong at offset %zu", size,
+                             off);
     }
     r->ops = x->posted;
     r->secs = t1 > t0 ? (double)(t1 - t0) * 1e-9 : 1e-9;
@@ -465,7 +466,7 @@ static int lat_once(perf *x, uint64_t i, double *us) {
         *us = (double)(perf_now_ns() - t0) / 2e3;
         if (x->bad)
             return perf_fail(x, "verify FAILED at %u octets: pong data wrong at offset %u", size,
-                        x->bad_off);
+                             x->bad_off);
         return 0;
     default:
         if (post_data(x, size) < 0)
@@ -477,8 +478,8 @@ static int lat_once(perf *x, uint64_t i, double *us) {
         if (x->verify) {
             size_t off = perf_check_pattern(x->rbuf, size, size);
             if (off < size)
-                return perf_fail(x, "verify FAILED at %u octets: Read data wrong at offset %zu", size,
-                            off);
+                return perf_fail(x, "verify FAILED at %u octets: Read data wrong at offset %zu",
+                                 size, off);
             fill_pattern(x->rbuf, size, size, true);
         }
         return 0;

@@ -133,7 +133,7 @@ static int wait_ctrl(perf *x, int want, ctrl_msg *out) {
     nat(x)->in_count--;
     if (want && out->type != want)
         return perf_fail(x, "protocol error: got %s, expected %s", ctrl_name(out->type),
-                    ctrl_name(want));
+                         ctrl_name(want));
     return 0;
 }
 
@@ -200,18 +200,17 @@ static void header_remote(const perf *x) {
 
 /* DONE -> RESULT: the server confirms the size. */
 static int finish_size(perf *x, uint64_t ops) {
-    ctrl_msg d = {.type = C_DONE, .count = ops}, r;
-    const ctrl_msg *res = &r;
-    if (send_ctrl(x, &d) < 0 || wait_ctrl(x, C_RESULT, &r) < 0)
+    ctrl_msg d = {.type = C_DONE, .count = ops}, res;
+    if (send_ctrl(x, &d) < 0 || wait_ctrl(x, C_RESULT, &res) < 0)
         return -1;
-    if (res->status == ST_MISMATCH)
+    if (res.status == ST_MISMATCH)
         return perf_fail(x, "verify FAILED at %u octets: the server saw wrong data at offset %u",
-                    x->cur, res->bad_off);
-    if (res->status != ST_OK)
+                         x->cur, res.bad_off);
+    if (res.status != ST_OK)
         return perf_fail(x, "the server reported an error for size %u", x->cur);
-    if (x->test == PERF_SEND && res->count != ops)
+    if (x->test == PERF_SEND && res.count != ops)
         return perf_fail(x, "the server received %llu Sends, %llu were sent",
-                    (unsigned long long)res->count, (unsigned long long)ops);
+                         (unsigned long long)res.count, (unsigned long long)ops);
     return 0;
 }
 
@@ -243,7 +242,7 @@ static int connect_wait(perf *x) {
     if (x->info.peer_private_data_len < strlen(PERF_PD_ID) ||
         memcmp(x->info.peer_private_data, PERF_PD_ID, strlen(PERF_PD_ID)) != 0)
         return perf_fail(x, "the peer is not iwarp-perf (MPA private data does not say '%s')",
-                    PERF_PD_ID);
+                         PERF_PD_ID);
     /* --connect-delay: no FPDU right after the Reply (docs/iwarp-perf.md). */
     return x->server ? 0 : perf_quiet_wait(x, x->o->connect_delay_ms);
 }
@@ -299,7 +298,7 @@ static int run_client(perf *x) {
         return -1;
     if (r.status != ST_OK)
         return perf_fail(x, "the server refused the test (it could not allocate %u-octet buffers)",
-                    x->max_size);
+                         x->max_size);
     x->peer_stag = r.stag;
     x->peer_to = r.to;
     x->peer_len = r.len;
@@ -442,7 +441,8 @@ static int run_server(perf *x) {
     if (start(x) < 0)
         return -1;
     /* The CQ must hold the largest receive window's flush at close. */
-    if (perf_open_dev(x, perf_cq_depth_for(PERF_MAX_DEPTH, PERF_MAX_DEPTH + 2 * CREDIT_RESERVE)) < 0)
+    uint32_t rq = PERF_MAX_DEPTH + 2 * CREDIT_RESERVE;
+    if (perf_open_dev(x, perf_cq_depth_for(PERF_MAX_DEPTH, rq)) < 0)
         return -1;
     int rc = iw_listen(x->dev, o->host, o->port, &x->lst);
     if (rc < 0)

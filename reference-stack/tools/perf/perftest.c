@@ -90,20 +90,20 @@ static int on_comm_event(perf *x, const iw_event *ev) {
     case IW_EV_REJECTED:
         p->c_closed = true;
         return perf_fail(x, "perftest at %s port %u rejected the connection (MPA R=1)", o->host,
-                    o->port);
+                         o->port);
     case IW_EV_CLOSED:
         p->c_closed = true;
         if (p->done || p->msgs_in >= p->msgs_expected || (!p->c_connected && !x->server))
             return 0; /* the end, or a client's try: pt_connect says what failed */
         return perf_fail(x, "perftest closed the communication connection in step %u (%s): %s",
-                    p->step + 1, pt_step_name(pt_script((pt_test)x->test, x->lat)[p->step]),
-                    iw_close_str(ev->close));
+                         p->step + 1, pt_step_name(pt_script((pt_test)x->test, x->lat)[p->step]),
+                         iw_close_str(ev->close));
     case IW_EV_TERM_SENT:
-        return perf_fail(x, "communication QP: sent a Terminate: %s (%s)", iw_term_str(ev->term.triple),
-                    ev->rfc ? ev->rfc : "");
+        return perf_fail(x, "communication QP: sent a Terminate: %s (%s)",
+                         iw_term_str(ev->term.triple), ev->rfc ? ev->rfc : "");
     case IW_EV_TERM_RECEIVED:
         return perf_fail(x, "communication QP: perftest sent a Terminate: %s",
-                    iw_term_str(ev->term.triple));
+                         iw_term_str(ev->term.triple));
     default:
         break;
     }
@@ -121,9 +121,9 @@ static int on_comm_event(perf *x, const iw_event *ev) {
      * unanswered messages means the peer does not follow the exchange. */
     if (p->in_count == PT_INBOX)
         return perf_fail(x,
-                    "perftest sent %d messages without waiting for an answer: not its "
-                    "exchange",
-                    PT_INBOX + 1);
+                         "perftest sent %d messages without waiting for an answer: not its "
+                         "exchange",
+                         PT_INBOX + 1);
     pt_msg *m = &p->inbox[(p->in_head + p->in_count++) % PT_INBOX];
     p->msgs_in++;
     m->len = ev->len <= PT_SLOT ? ev->len : PT_SLOT; /* a longer Send was a Terminate */
@@ -167,7 +167,8 @@ static int xchg(perf *x, const uint8_t *mine, size_t len, pt_msg *theirs) {
 }
 
 static int step_fail(perf *x, pt_step s, const char *why) {
-    return perf_fail(x, "perftest exchange, step %u (%s): %s", pt(x)->step + 1, pt_step_name(s), why);
+    return perf_fail(x, "perftest exchange, step %u (%s): %s", pt(x)->step + 1, pt_step_name(s),
+                     why);
 }
 
 /* ---- connections ---- */
@@ -185,7 +186,7 @@ static int make_qp(perf *x, bool comm) {
         s.ird = s.ord = 1;
     int rc = iw_qp_create(x->dev, x->pd, x->cq, &s, qp_slot(x, comm));
     return rc < 0 ? perf_fail(x, "cannot create the %s QP: %s", comm ? "communication" : "data",
-                         iw_strerror(rc))
+                              iw_strerror(rc))
                   : 0;
 }
 
@@ -202,7 +203,8 @@ static int pt_connect(perf *x, bool comm) {
         *up = *down = false;
         int rc = iw_qp_connect(*qp_slot(x, comm), x->o->host, x->o->port);
         if (rc < 0)
-            return perf_fail(x, "cannot connect to %s:%u: %s", x->o->host, x->o->port, iw_strerror(rc));
+            return perf_fail(x, "cannot connect to %s:%u: %s", x->o->host, x->o->port,
+                             iw_strerror(rc));
         while (!*up && !*down)
             if (perf_progress(x, perf_wait_ms(x)) < 0)
                 return -1;
@@ -212,10 +214,10 @@ static int pt_connect(perf *x, bool comm) {
         *qp_slot(x, comm) = NULL;
         if (t == PT_CONNECT_TRIES)
             return perf_fail(x,
-                        "cannot connect the %s QP to %s port %u (%d tries, %d ms apart): is "
-                        "perftest listening there?",
-                        comm ? "communication" : "data", x->o->host, x->o->port, PT_CONNECT_TRIES,
-                        PT_CONNECT_GAP_MS);
+                             "cannot connect the %s QP to %s port %u (%d tries, %d ms apart): is "
+                             "perftest listening there?",
+                             comm ? "communication" : "data", x->o->host, x->o->port,
+                             PT_CONNECT_TRIES, PT_CONNECT_GAP_MS);
         if (perf_quiet_wait(x, PT_CONNECT_GAP_MS) < 0)
             return -1;
     }
@@ -261,7 +263,7 @@ static int post_data_receives(perf *x) {
     uint64_t n = pt(x)->rx_depth;
     if (n * size > PERF_RECV_MEM)
         return perf_fail(x, "%llu receives of %u octets (--rx-depth) need more than %u MiB",
-                    (unsigned long long)n, size, PERF_RECV_MEM >> 20);
+                         (unsigned long long)n, size, PERF_RECV_MEM >> 20);
     return perf_alloc_slots(x, (uint32_t)n, size);
 }
 
@@ -648,16 +650,16 @@ static int server_summary(perf *x) {
     fflush(stdout);
     if (rdma && !x->lat && p->peer_size != x->cur)
         return perf_fail(x, "the client reports %llu-octet messages, this server runs %u",
-                    (unsigned long long)p->peer_size, x->cur);
+                         (unsigned long long)p->peer_size, x->cur);
     if (rdma && !x->lat && iters && p->peer_iters != iters)
         return perf_fail(x, "the client reports %llu iterations, this server expected %llu (-n)",
-                    (unsigned long long)p->peer_iters, (unsigned long long)iters);
+                         (unsigned long long)p->peer_iters, (unsigned long long)iters);
     /* -n: exactly; -D: perftest reports its measured window only, and
      * received Sends are not reported by the client at all. */
     uint64_t need = rdma ? want : iters;
     if (iters ? done != need : done < need || !done)
         return perf_fail(x, "%llu %s, expected %s%llu", (unsigned long long)done, what,
-                    iters ? "" : "at least ", (unsigned long long)(need ? need : 1));
+                         iters ? "" : "at least ", (unsigned long long)(need ? need : 1));
     return 0;
 }
 
@@ -768,7 +770,8 @@ static int run_client(perf *x) {
     if (pt_init(x) < 0)
         return -1;
     /* The CQ holds both QPs' work: the window, the receives and their flush. */
-    if (perf_open_dev(x, perf_cq_depth_for(x->depth, PERF_LAT_RQ + PT_RX_SLOTS)) < 0 || pt_connect(x, true) < 0)
+    if (perf_open_dev(x, perf_cq_depth_for(x->depth, PERF_LAT_RQ + PT_RX_SLOTS)) < 0 ||
+        pt_connect(x, true) < 0)
         return -1;
     for (uint64_t i = 0; i < PT_RX_SLOTS; i++)
         if (comm_repost(x, i) < 0)
@@ -791,8 +794,8 @@ static int run_server(perf *x) {
         printf("{\"listening\":\"%s\",\"port\":%u}\n", o->host, iw_listener_port(x->lst));
     else
         printf(PERF_PROG " server: listening on %s%s%s:%u\n --perftest: perftest's %s %s, -R\n",
-               v6 ? "[" : "", o->host, v6 ? "]" : "", iw_listener_port(x->lst), perf_test_name(x->test),
-               x->lat ? "latency" : "bandwidth");
+               v6 ? "[" : "", o->host, v6 ? "]" : "", iw_listener_port(x->lst),
+               perf_test_name(x->test), x->lat ? "latency" : "bandwidth");
     fflush(stdout);
     if (pt_accept(x, true) < 0 || run_script(x) < 0)
         return -1;
