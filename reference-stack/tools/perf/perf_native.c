@@ -501,7 +501,6 @@ static void cleanup(perf *x) {
 }
 
 const perf_proto perf_native = {
-    .name = "iwarp-perf",
     .id = PERF_PD_ID,
     .check_opts = check_opts,
     .run_server = run_server,

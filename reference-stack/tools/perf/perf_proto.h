@@ -8,8 +8,7 @@
 #include "perf_common.h"
 
 typedef struct perf_proto {
-    const char *name;
-    const char *id; /* what it announces on the wire */
+    const char *id; /* what it announces on the wire (--version prints perf_native's) */
     /* The protocol's own rules for the options, after the common ones: NULL
      * if they hold (filling in its defaults), else the usage error. */
     const char *(*check_opts)(perf_opts *o);

@@ -834,7 +834,6 @@ static void cleanup(perf *x) {
 }
 
 const perf_proto perf_perftest = {
-    .name = "perftest",
     .id = PT_VERSION,
     .check_opts = check_opts,
     .run_server = run_server,
