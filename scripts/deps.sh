@@ -13,6 +13,8 @@ pkgs=(
   libibverbs-dev librdmacm-dev       # iwarp-agent: the agent protocol over rdma-core
   python3-scapy python3-pytest       # Scapy layers, checked against libiwarp
   zip unzip                          # the OSS-Fuzz build test packs seed corpora
+  file                               # CPack's .deb shlibdeps (ctest package_deb)
+  clang-format                       # the formatting check (scripts/check-style.sh)
 )
 
 missing=()
