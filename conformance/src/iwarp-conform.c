@@ -333,6 +333,8 @@ static void print_line(const iwc_entry *e, int idx, int total, bool col) {
     } else if (e->r.status == IWC_FIXED) {
         printf("            listed as an expected deviation but passed: remove it from the list\n");
     }
+    if (e->r.outcome && (e->r.status == IWC_PASS || e->r.status == IWC_FIXED))
+        printf("            conformant, chose %s\n", e->r.outcome);
     fflush(stdout);
 }
 

@@ -57,6 +57,27 @@ static void md_cell(FILE *f, const char *s) {
             fputc(*s, f);
 }
 
+/* A fault spec as iwarp-target --fault reads it: triples in strtoul base 0
+ * (the case writes registry hex "0/2/FF", the target wants 0x for hex). */
+static const char *target_spec(const char *sp, char *out, size_t n) {
+    size_t o = 0;
+    out[0] = 0;
+    while (*sp && o < n) {
+        size_t il = strcspn(sp, ",");
+        char item[64];
+        snprintf(item, sizeof item, "%.*s", (int)(il < sizeof item ? il : sizeof item - 1), sp);
+        uint16_t t;
+        size_t pl = !strncmp(item, "skip:", 5) ? 5 : !strncmp(item, "miscode:", 8) ? 8 : 0;
+        int w = pl && iwc_parse_triple(item + pl, &t)
+                    ? snprintf(out + o, n - o, "%s%.*s%u/%u/0x%02X", o ? "," : "", (int)pl, item,
+                               iw_term_layer(t), iw_term_etype(t), iw_term_ecode(t))
+                    : snprintf(out + o, n - o, "%s%s", o ? "," : "", item);
+        o += w > 0 ? (size_t)w : 0;
+        sp += il + (sp[il] == ',');
+    }
+    return out;
+}
+
 static void json_case(iw_jw *j, const iwc_entry *e, bool with_result) {
     const iwc_case *c = &e->c;
     iw_jw_obj_begin(j, NULL);
@@ -74,21 +95,29 @@ static void json_case(iw_jw *j, const iwc_entry *e, bool with_result) {
     iw_jw_arr_begin(j, "catches");
     for (int i = 0; i < c->ncatches; i++) {
         iw_jw_obj_begin(j, NULL);
-        /* Triples as iwarp-target --fault reads them (strtoul base 0): the
-         * case writes registry hex ("0/2/FF"), the target wants 0x for hex. */
-        char spec[96];
-        uint16_t t;
-        const char *sp = c->catches[i].spec;
-        size_t pl = !strncmp(sp, "skip:", 5) ? 5 : !strncmp(sp, "miscode:", 8) ? 8 : 0;
-        if (pl && iwc_parse_triple(sp + pl, &t))
-            snprintf(spec, sizeof spec, "%.*s%u/%u/0x%02X", (int)pl, sp, iw_term_layer(t),
-                     iw_term_etype(t), iw_term_ecode(t));
-        else
-            snprintf(spec, sizeof spec, "%s", sp);
-        iw_jw_str(j, "fault", spec);
+        char spec[256];
+        iw_jw_str(j, "fault", target_spec(c->catches[i].spec, spec, sizeof spec));
         char *why = iwc_fault_reason(c, c->catches[i].spec);
         iw_jw_str(j, "reason", why ? why : "");
         free(why);
+        iw_jw_obj_end(j);
+    }
+    iw_jw_arr_end(j);
+    iw_jw_arr_begin(j, "tolerates");
+    for (int i = 0; i < c->ntolerates; i++) {
+        iw_jw_obj_begin(j, NULL);
+        char spec[256];
+        iw_jw_str(j, "fault", target_spec(c->tolerates[i].spec, spec, sizeof spec));
+        iw_jw_str(j, "outcome", c->tolerates[i].reason);
+        iw_jw_obj_end(j);
+    }
+    iw_jw_arr_end(j);
+    iw_jw_arr_begin(j, "allow");
+    for (int i = 0; i < c->nallow; i++) {
+        iw_jw_obj_begin(j, NULL);
+        char b[48];
+        iw_jw_str(j, "outcome", iwc_outcome_str(&c->allow[i].o, b, sizeof b));
+        iw_jw_str(j, "rfc", c->allow[i].text);
         iw_jw_obj_end(j);
     }
     iw_jw_arr_end(j);
@@ -106,6 +135,8 @@ static void json_case(iw_jw *j, const iwc_entry *e, bool with_result) {
         iw_jw_arr_end(j);
         if (e->r.deviation)
             iw_jw_str(j, "deviation", e->r.deviation);
+        if (e->r.outcome)
+            iw_jw_str(j, "outcome", e->r.outcome);
         iw_jw_uint(j, "checks", (uint64_t)e->r.checks);
         iw_jw_uint(j, "duration_us", e->r.duration_us);
         if (e->pcap)
@@ -122,9 +153,14 @@ static void expects(const iwc_case *c, char *out, size_t n) {
             continue;
         if (s->sub == IWC_EXPECT_TERMINATE && s->has_triple) {
             bool opt = iwc_step_arg(s, "optional") != NULL;
-            snprintf(out, n, "%sTerminate %X/%X/%X", opt ? "close (or " : "",
-                     s->triple >> 12 & 0xF, s->triple >> 8 & 0xF, s->triple & 0xFF);
-            if (opt)
+            size_t o = (size_t)snprintf(out, n, "%s", opt ? "close (or " : "");
+            for (int a = 0; a < s->nalt && o < n; a++) {
+                char b[48];
+                int w = snprintf(out + o, n - o, "%s%s", a ? " or " : "",
+                                 iwc_outcome_str(&s->alt[a], b, sizeof b));
+                o += w > 0 ? (size_t)w : 0;
+            }
+            if (opt && o < n)
                 strncat(out, ")", n - strlen(out) - 1);
             return;
         }
@@ -146,10 +182,6 @@ static const char *not_from_wire(uint16_t t) {
         return "local failure inside the IUT: nothing on the wire causes it";
     case IW_TERM_RDMAP_PROT_UNSPECIFIED:
         return "no wire condition is named for it; every protection check has its own code";
-    case IW_TERM_RDMAP_OP_CANT_INVALIDATE:
-        return "the same condition as 0/1/9 (RFC 5040 §4.8 lists code 0x09 under both "
-               "etypes); the stag.send-inv-* cases expect 0/1/9 and say so in choice:, so an "
-               "IUT that answers 0/2/9 lists them as expected deviations";
     case IW_TERM_LLP_MPA_INVALID_RR:
         return "an invalid Request/Reply closes TCP before Full Operation (RFC 5044 §8 code 4): "
                "no FPDU can carry it; the mpa.request-* / mpa.reply-* close cases cover it";
@@ -181,14 +213,20 @@ void iwc_coverage(FILE *f, const iwc_entry *e, int n, bool md) {
         for (int i = 0; i < n; i++) {
             if (!e[i].selected)
                 continue;
-            for (int q = 0; q < e[i].c.nsteps; q++) {
+            /* A case counts for every triple it accepts; "(alt.)" marks one
+             * that is not the case's first outcome (iwarp-target's answer). */
+            int how = 0; /* 1 first outcome, 2 an alternative */
+            for (int q = 0; q < e[i].c.nsteps && how != 1; q++) {
                 const iwc_step *s = &e[i].c.steps[q];
-                if (s->kind == IWC_STEP_EXPECT && s->sub == IWC_EXPECT_TERMINATE &&
-                    s->has_triple && s->triple == t) {
-                    fprintf(f, md ? "%s`%s`" : "%s%s", hits++ ? ", " : "", e[i].c.id);
-                    break;
-                }
+                if (s->kind != IWC_STEP_EXPECT || s->sub != IWC_EXPECT_TERMINATE)
+                    continue;
+                for (int a = 0; a < s->nalt; a++)
+                    if (s->alt[a].kind == IWC_OUT_TERM && s->alt[a].triple == t)
+                        how = s->triple == t ? 1 : 2;
             }
+            if (how)
+                fprintf(f, md ? "%s`%s`%s" : "%s%s%s", hits++ ? ", " : "", e[i].c.id,
+                        how == 2 ? " (alt.)" : "");
         }
         covered += hits > 0;
         if (!hits)
@@ -405,6 +443,10 @@ int iwc_write_junit(const char *path, const iwc_entry *e, int n, const iwc_meta 
             xml_text(f, x->c.title);
             fputs("\nRFC: ", f);
             xml_text(f, rfc);
+            if (x->r.outcome) {
+                fputs("\nconformant, chose ", f);
+                xml_text(f, x->r.outcome);
+            }
             if (x->r.deviation) {
                 fputs("\nexpected deviation: ", f);
                 xml_text(f, x->r.deviation);
@@ -617,6 +659,11 @@ int iwc_write_html(const char *path, const iwc_entry *e, int n, const iwc_meta *
             for (int k2 = 0; k2 < x->r.nmsgs && x->r.status != IWC_PASS; k2++) {
                 fprintf(f, "<div class=\"%s\">", x->r.status == IWC_SKIP ? "small" : "why");
                 html(f, x->r.msgs[k2]);
+                fputs("</div>", f);
+            }
+            if (x->r.outcome && x->r.status != IWC_FAIL) {
+                fputs("<div class=\"choice\">conformant, chose ", f);
+                html(f, x->r.outcome);
                 fputs("</div>", f);
             }
             if (x->r.deviation) {

@@ -71,6 +71,8 @@ typedef struct iwc_result {
     uint64_t duration_us;
     iwc_capture cap;
     char *deviation;        /* set by the caller: the matching deviation's reason */
+    char *outcome;          /* where the RFCs allow several outcomes: the one the IUT
+                               chose and the RFC words that allow it, else NULL */
 } iwc_result;
 
 void iwc_run_case(iwc_env *env, const iwc_case *c, iwc_result *res);
