@@ -308,6 +308,8 @@ const char *iwc_outcome_str(const iwc_outcome *o, char *buf, size_t n) {
         snprintf(buf, n, "silent drop");
     else if (o->kind == IWC_OUT_UNCHECKED)
         snprintf(buf, n, "check not made");
+    else if (o->kind == IWC_OUT_CLOSED)
+        snprintf(buf, n, "connection closed without Terminate");
     else
         snprintf(buf, n, "Terminate %X/%X/%X", iw_term_layer(o->triple), iw_term_etype(o->triple),
                  iw_term_ecode(o->triple));
@@ -336,6 +338,10 @@ static bool parse_outcome(const char *s, iwc_outcome *o) {
         o->kind = IWC_OUT_UNCHECKED;
         return true;
     }
+    if (!strcmp(s, "closed")) {
+        o->kind = IWC_OUT_CLOSED;
+        return true;
+    }
     o->kind = IWC_OUT_TERM;
     return iwc_parse_triple(s, &o->triple);
 }
@@ -355,7 +361,7 @@ static int parse_outcomes(parser *p, const char *what, const char *v, char sep, 
             return fail(p, "%s: more than %d outcomes", what, IWC_ALT_MAX);
         iwc_outcome *o = &out[*nout];
         if (!parse_outcome(item, o))
-            return fail(p, "%s: '%s' is not an outcome (a triple L/E/C, drop, unchecked)", what,
+            return fail(p, "%s: '%s' is not an outcome (a triple L/E/C, drop, unchecked, closed)", what,
                         item);
         if (o->kind == IWC_OUT_TERM && !iwc_triple_registered(o->triple))
             return fail(p, "%s: %s is not in the RFC 6580 registry (RFC 5040 §4.8: layer 0 "
@@ -821,12 +827,12 @@ static int parse_allow(parser *p, char *v) {
     size_t n = strcspn(v, " ");
     char item[32];
     if (n == 0 || n >= sizeof item)
-        return fail(p, "allow: wants an outcome (L/E/C, drop, unchecked) and the RFC text");
+        return fail(p, "allow: wants an outcome (L/E/C, drop, unchecked, closed) and the RFC text");
     memcpy(item, v, n);
     item[n] = 0;
     iwc_allow *a = &c->allow[c->nallow];
     if (!parse_outcome(item, &a->o))
-        return fail(p, "allow: '%s' is not an outcome (L/E/C, drop, unchecked)", item);
+        return fail(p, "allow: '%s' is not an outcome (L/E/C, drop, unchecked, closed)", item);
     if (iwc_case_allow(c, &a->o))
         return fail(p, "allow: '%s' given twice", item);
     const char *text = v + n;
@@ -860,7 +866,7 @@ static int parse_tolerates(parser *p, char *v) {
     *arrow = 0;
     iwc_outcome oc;
     if (!parse_outcome(o, &oc))
-        return fail(p, "tolerates: '%s' is not an outcome (L/E/C, drop, unchecked)", o);
+        return fail(p, "tolerates: '%s' is not an outcome (L/E/C, drop, unchecked, closed)", o);
     if (!iwc_fault_spec_valid(v))
         return fail(p, "tolerates: '%s' is not a fault", v);
     c->tolerates_o[c->ntolerates] = oc;

@@ -92,8 +92,10 @@ typedef enum iwc_outcome_kind {
     IWC_OUT_TERM = 0,  /* a Terminate with this triple */
     IWC_OUT_DROP,      /* no Terminate; the segment neither delivered nor placed
                           (RFC 5044 §8: an optimized MPA MAY silently drop) */
-    IWC_OUT_UNCHECKED  /* no Terminate; an OPTIONAL check not made, the message
+    IWC_OUT_UNCHECKED, /* no Terminate; an OPTIONAL check not made, the message
                           processed as if valid (RFC 5044 §8 code 3) */
+    IWC_OUT_CLOSED     /* no Terminate; the IUT tore the connection down (RFC 5040
+                          §6.2.1: "It is not always possible to send the Terminate") */
 } iwc_outcome_kind;
 
 typedef struct iwc_outcome {

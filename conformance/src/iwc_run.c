@@ -2010,6 +2010,15 @@ static void exp_terminate(run *r, const iwc_step *s) {
     wait_for(r, term_arrived, r->timeout_ms);
     r->term_judged = true;
     if (r->term_idx < 0) {
+        const iwc_outcome *closed = step_alt(s, IWC_OUT_CLOSED, 0);
+        if (closed && r->eof) {
+            /* Torn down without a Terminate; nothing may have landed. */
+            for (int i = oi >= 0 ? oi : r->nsent; i < r->nsent; i++)
+                r->sent[i].rejected = true;
+            r->term_judged = false;
+            choose(r, s, closed);
+            return;
+        }
         const iwc_outcome *unchecked = step_alt(s, IWC_OUT_UNCHECKED, 0);
         const iwc_outcome *drop = step_alt(s, IWC_OUT_DROP, 0);
         if (unchecked && (!drop || delivered_unclaimed(r))) {

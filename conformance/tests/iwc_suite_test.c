@@ -458,6 +458,14 @@ int main(int argc, char **argv) {
                           !strncmp(oc->str, "Terminate 1/1/0 (RFC 5041 §7.1", 30),
                       "stag.write-no-remote-write: outcome %s",
                       oc && oc->type == IW_JSON_STR ? oc->str : "missing");
+            /* iwarp-target's documented rule: TO wrap before base/bounds, for a
+             * Read Response as for a Write (docs/conformance.md). */
+            if (id && id->type == IW_JSON_STR &&
+                (!strcmp(id->str, "stag.write-to-wrap") ||
+                 !strcmp(id->str, "ddp-tagged.read-resp-to-wrap")))
+                CHECK(oc && oc->type == IW_JSON_STR && !strncmp(oc->str, "Terminate 1/1/3", 15),
+                      "%s: outcome %s (iwarp-target names the wrap first: 1/1/3)", id->str,
+                      oc && oc->type == IW_JSON_STR ? oc->str : "missing");
             if (id && id->type == IW_JSON_STR && !strcmp(id->str, "positive.write-small"))
                 CHECK(!oc, "positive.write-small has one outcome but reports a choice");
             if (st && st->type == IW_JSON_STR && strcmp(st->str, "skip")) {
