@@ -3,9 +3,7 @@
  *   iwarp-conform --agent HOST:PORT [options]
  *
  * Loads the case scripts, connects to the IUT's agent, runs every selected
- * case and writes the reports. Exit status: 0 every case passed or failed as
- * a listed deviation; 1 a case failed or errored; 2 bad arguments, case or
- * deviations files; 3 the agent cannot be reached or is not an agent. */
+ * case and writes the reports. Exit status: see EXIT_* below. */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -34,7 +32,14 @@
 #define IWC_INSTALL_CASES "../share/iwarpkit/conformance/cases"
 #endif
 
-enum { EXIT_OK = 0, EXIT_FAILURES = 1, EXIT_USAGE = 2, EXIT_AGENT = 3 };
+enum {
+    EXIT_OK = 0,       /* every case passed or failed as a listed deviation */
+    EXIT_FAILURES = 1, /* a case failed or errored */
+    EXIT_USAGE = 2,    /* bad arguments, case or deviations file */
+    EXIT_AGENT = 3,    /* the agent unreachable, not an agent, or lost for good */
+    EXIT_FIXED = 4,    /* no failure, but listed deviations passed: the list is stale */
+    EXIT_NOTHING = 5   /* every selected case was skipped: nothing was judged */
+};
 
 static void usage(FILE *f) {
     fputs("usage: iwarp-conform --agent HOST:PORT [options]\n"
@@ -69,7 +74,8 @@ static void usage(FILE *f) {
           "  --help, --version\n"
           "\n"
           "Exit status: 0 all passed (or failed as listed deviations), 1 failures or errors,\n"
-          "2 usage / case file / deviations file errors, 3 agent unreachable.\n",
+          "2 usage / case file / deviations file errors, 3 agent unreachable or lost (cases\n"
+          "not run), 4 listed deviations that passed (fixed), 5 every case skipped.\n",
           f);
 }
 
@@ -324,11 +330,17 @@ static void print_line(const iwc_entry *e, int idx, int total, bool col) {
     printf("[%3d/%-3d] %s%-9s%s %-46s %5.0f ms\n", idx, total, colour(e->r.status, col), st, reset,
            e->c.id, (double)e->r.duration_us / 1000.0);
     if (e->r.status == IWC_FAIL || e->r.status == IWC_ERROR) {
+        /* the sections that decide the verdict, then what went wrong */
+        printf("            ");
+        for (int i = 0; i < e->c.nrfc; i++)
+            printf("%s%s", i ? ", " : "", e->c.rfc[i]);
+        printf("\n");
         for (int i = 0; i < e->r.nmsgs && i < 4; i++)
             printf("            %s\n", e->r.msgs[i]);
         if (e->r.nmsgs > 4)
             printf("            (%d more in the reports)\n", e->r.nmsgs - 4);
-    } else if (e->r.status == IWC_SKIP || e->r.status == IWC_DEVIATION) {
+    } else if (e->r.status == IWC_SKIP || e->r.status == IWC_DEVIATION ||
+               e->r.status == IWC_NOTRUN) {
         printf("            %s\n", e->r.status == IWC_DEVIATION ? e->r.deviation : iwc_result_reason(&e->r));
     } else if (e->r.status == IWC_FIXED) {
         printf("            listed as an expected deviation but passed: remove it from the list\n");
@@ -585,6 +597,7 @@ int main(int argc, char **argv) {
     iwc_meta meta = {agent_arg, agent.caps.impl, dev_file, iwc_wall_us(), 0, NULL, 0};
     uint64_t t0 = iwc_now_us();
     int idx = 0;
+    bool reconnected = false;
     for (int i = 0; i < cs.n; i++) {
         iwc_entry *e = &cs.v[i];
         if (!e->selected)
@@ -651,10 +664,44 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "iwarp-conform: pcap: %s\n", err);
         }
         print_line(e, idx, selected, col);
-        /* The agent went away (or stopped answering): nothing more can run. */
+        /* The agent went away (or stopped answering, or sent what cannot be
+         * trusted). The protocol resets on a new connection (reset), so try
+         * once to reconnect and go on; else the rest is listed as not run. */
         if (agent.fd < 0) {
-            fprintf(stderr, "iwarp-conform: lost the agent (%s); stopping\n", agent.err);
+            char why[256];
+            snprintf(why, sizeof why, "%s", agent.err);
+            bool back = false;
+            if (!reconnected) {
+                reconnected = true;
+                iwc_agent_close(&agent);
+                back = iwc_agent_connect(&agent, agent_host, agent_port, 3000) == 0 &&
+                       iwc_agent_hello(&agent, 5000) == 0;
+            }
+            char *w = iwc_strf("lost the agent after %s (%s); %s", e->c.id, why,
+                               back ? "reconnected and continued"
+                                    : "the remaining cases were not run");
+            fprintf(stderr, "iwarp-conform: %s\n", w ? w : why);
+            char **nw = w ? realloc(meta.warnings, (size_t)(meta.nwarnings + 1) * sizeof *nw) : NULL;
+            if (nw) {
+                meta.warnings = nw;
+                meta.warnings[meta.nwarnings++] = w;
+            } else {
+                free(w);
+            }
+            if (back)
+                continue;
             rc = EXIT_AGENT;
+            for (int q = i + 1; q < cs.n; q++) {
+                iwc_entry *x = &cs.v[q];
+                if (!x->selected)
+                    continue;
+                x->ran = true; /* reported, as not run */
+                x->r.status = IWC_NOTRUN;
+                x->r.msgs = malloc(sizeof *x->r.msgs);
+                if (x->r.msgs && (x->r.msgs[0] = iwc_strf("not run: the agent was lost (%s)", why)))
+                    x->r.nmsgs = 1;
+                print_line(x, ++idx, selected, col);
+            }
             break;
         }
     }
@@ -678,8 +725,8 @@ int main(int argc, char **argv) {
     iwc_counts k;
     iwc_count(cs.v, cs.n, &k);
     printf("\n%d cases: %d passed, %d failed, %d errors, %d expected deviations, %d fixed "
-           "deviations, %d skipped (%.1f s)\n",
-           k.total, k.pass, k.fail, k.error, k.deviation, k.fixed, k.skip,
+           "deviations, %d skipped, %d not run (%.1f s)\n",
+           k.total, k.pass, k.fail, k.error, k.deviation, k.fixed, k.skip, k.notrun,
            (double)meta.duration_us / 1e6);
     for (int i = 0; i < meta.nwarnings; i++)
         printf("warning: %s\n", meta.warnings[i]);
@@ -699,8 +746,13 @@ int main(int argc, char **argv) {
         if (werr && rc == EXIT_OK)
             rc = EXIT_FAILURES;
     }
+    /* Every state shows in the status (docs/conformance.md "Exit status"). */
     if (rc == EXIT_OK && (k.fail || k.error))
         rc = EXIT_FAILURES;
+    if (rc == EXIT_OK && k.fixed)
+        rc = EXIT_FIXED;
+    if (rc == EXIT_OK && k.total && k.skip == k.total)
+        rc = EXIT_NOTHING;
     for (int i = 0; i < meta.nwarnings; i++)
         free(meta.warnings[i]);
     free(meta.warnings);

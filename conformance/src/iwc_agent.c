@@ -148,8 +148,13 @@ int iwc_agent_call(iwc_agent *a, const char *json, iw_json_doc *doc, int timeout
         if (n <= 0 || !(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
             continue;
         if (a->in_len + 65536 > a->in_cap) {
-            if (a->in_cap >= IWC_AGENT_LINE_MAX)
+            if (a->in_cap >= IWC_AGENT_LINE_MAX) {
+                /* The rest of that line would pair with the next request. */
+                close(a->fd);
+                a->fd = -1;
+                a->in_len = 0;
                 return agent_fail(a, "the agent sent a response line over 64 MiB");
+            }
             size_t cap = a->in_cap ? a->in_cap * 2 : 131072;
             char *nb = realloc(a->in, cap);
             if (!nb)

@@ -35,6 +35,9 @@ void iwc_count(const iwc_entry *e, int n, iwc_counts *k) {
         case IWC_FIXED:
             k->fixed++;
             break;
+        case IWC_NOTRUN:
+            k->notrun++;
+            break;
         }
     }
 }
@@ -339,6 +342,7 @@ int iwc_write_json(const char *path, const iwc_entry *e, int n, const iwc_meta *
     iw_jw_uint(&j, "skip", (uint64_t)k.skip);
     iw_jw_uint(&j, "deviation", (uint64_t)k.deviation);
     iw_jw_uint(&j, "fixed", (uint64_t)k.fixed);
+    iw_jw_uint(&j, "notrun", (uint64_t)k.notrun);
     iw_jw_obj_end(&j);
     iw_jw_arr_begin(&j, "warnings");
     for (int i = 0; i < m->nwarnings; i++)
@@ -390,9 +394,14 @@ int iwc_write_junit(const char *path, const iwc_entry *e, int n, const iwc_meta 
     iwc_counts all;
     iwc_count(e, n, &all);
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    /* JUnit knows pass, failure, error and skipped. A FIXED deviation is a
+     * failure (the list is stale), an expected DEVIATION a skip with
+     * type="deviation", a case the run never reached an error with
+     * type="notrun": none of them shows as a pass. */
     fprintf(f, "<testsuites name=\"iwarp-conform\" tests=\"%d\" failures=\"%d\" errors=\"%d\" "
                "skipped=\"%d\" time=\"%.3f\">\n",
-            all.total, all.fail, all.error, all.skip, (double)m->duration_us / 1e6);
+            all.total, all.fail + all.fixed, all.error + all.notrun, all.skip + all.deviation,
+            (double)m->duration_us / 1e6);
     const char *area = NULL;
     for (int i = 0; i < n; i++) {
         if (!e[i].ran || (area && !strcmp(area, e[i].c.area)))
@@ -406,9 +415,9 @@ int iwc_write_junit(const char *path, const iwc_entry *e, int n, const iwc_meta 
                 continue;
             tests++;
             t += (double)e[q].r.duration_us / 1e6;
-            k.fail += e[q].r.status == IWC_FAIL;
-            k.error += e[q].r.status == IWC_ERROR;
-            k.skip += e[q].r.status == IWC_SKIP;
+            k.fail += e[q].r.status == IWC_FAIL || e[q].r.status == IWC_FIXED;
+            k.error += e[q].r.status == IWC_ERROR || e[q].r.status == IWC_NOTRUN;
+            k.skip += e[q].r.status == IWC_SKIP || e[q].r.status == IWC_DEVIATION;
         }
         fprintf(f, "  <testsuite name=\"");
         xml_text(f, area);
@@ -423,13 +432,26 @@ int iwc_write_junit(const char *path, const iwc_entry *e, int n, const iwc_meta 
             fprintf(f, "\" name=\"");
             xml_text(f, x->c.id);
             fprintf(f, "\" time=\"%.3f\">\n", (double)x->r.duration_us / 1e6);
-            const char *tag = x->r.status == IWC_FAIL    ? "failure"
-                              : x->r.status == IWC_ERROR ? "error"
-                              : x->r.status == IWC_SKIP  ? "skipped"
-                                                         : NULL;
+            const char *tag = x->r.status == IWC_FAIL || x->r.status == IWC_FIXED ? "failure"
+                              : x->r.status == IWC_ERROR || x->r.status == IWC_NOTRUN ? "error"
+                              : x->r.status == IWC_SKIP || x->r.status == IWC_DEVIATION ? "skipped"
+                                                                                        : NULL;
+            fprintf(f, "      <properties><property name=\"status\" value=\"%s\"/>",
+                    iwc_status_name(x->r.status));
+            if (x->r.outcome) {
+                fputs("<property name=\"outcome\" value=\"", f);
+                xml_text(f, x->r.outcome);
+                fputs("\"/>", f);
+            }
+            fputs("</properties>\n", f);
             if (tag) {
-                fprintf(f, "      <%s message=\"", tag);
-                xml_text(f, iwc_result_reason(&x->r));
+                fprintf(f, "      <%s type=\"%s\" message=\"", tag, iwc_status_name(x->r.status));
+                xml_text(f, x->r.status == IWC_DEVIATION && x->r.deviation
+                                ? x->r.deviation
+                                : x->r.status == IWC_FIXED
+                                    ? "listed as an expected deviation but passed: remove it from "
+                                      "the list"
+                                    : iwc_result_reason(&x->r));
                 fprintf(f, "\">");
                 for (int k2 = 0; k2 < x->r.nmsgs; k2++) {
                     xml_text(f, x->r.msgs[k2]);
@@ -507,8 +529,8 @@ static void rfc_key(const char *s, char *out, size_t n) {
 }
 
 static const char *st_class(iwc_status s) {
-    static const char *const c[] = {"pass", "fail", "error", "skip", "dev", "fixed"};
-    return (unsigned)s < 6 ? c[s] : "skip";
+    static const char *const c[] = {"pass", "fail", "error", "skip", "dev", "fixed", "notrun"};
+    return (unsigned)s < 7 ? c[s] : "skip";
 }
 
 int iwc_write_html(const char *path, const iwc_entry *e, int n, const iwc_meta *m) {
@@ -525,12 +547,12 @@ int iwc_write_html(const char *path, const iwc_entry *e, int n, const iwc_meta *
           "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #d8dee4;padding-bottom:4px}\n"
           ".meta{color:#57606a;margin-bottom:14px}\n"
           ".badges span{display:inline-block;padding:4px 10px;border-radius:12px;margin:0 6px 6px 0;font-weight:600;color:#fff}\n"
-          ".b-pass{background:#1a7f37}.b-fail{background:#cf222e}.b-error{background:#8250df}.b-skip{background:#6e7781}.b-dev{background:#bf8700}.b-fixed{background:#0969da}\n"
+          ".b-pass{background:#1a7f37}.b-fail{background:#cf222e}.b-error{background:#8250df}.b-skip{background:#6e7781}.b-dev{background:#bf8700}.b-fixed{background:#0969da}.b-notrun{background:#24292f}\n"
           "table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:4px 8px;border-bottom:1px solid #eaeef2;vertical-align:top}\n"
           "th{background:#f6f8fa;font-weight:600}\n"
           ".matrix td.sec{white-space:nowrap;font-weight:600;width:1%}.matrix td.cnt{white-space:nowrap;width:1%;color:#57606a}\n"
           ".cell{display:inline-block;min-width:14px;height:14px;margin:1px;border-radius:3px;font-size:10px;line-height:14px;padding:0 4px;color:#fff;white-space:nowrap}\n"
-          ".pass{background:#2da44e}.fail{background:#cf222e}.error{background:#8250df}.skip{background:#afb8c1}.dev{background:#d4a72c}.fixed{background:#0969da}\n"
+          ".pass{background:#2da44e}.fail{background:#cf222e}.error{background:#8250df}.skip{background:#afb8c1}.dev{background:#d4a72c}.fixed{background:#0969da}.notrun{background:#24292f}\n"
           "td.st{font-weight:700;text-transform:uppercase;font-size:12px;white-space:nowrap}\n"
           "td.st.pass,td.st.fail,td.st.error,td.st.skip,td.st.dev,td.st.fixed{color:#fff;text-align:center}\n"
           ".why{color:#cf222e;font-family:ui-monospace,monospace;font-size:12px}.choice{color:#9a6700;font-size:12px}\n"
@@ -550,8 +572,9 @@ int iwc_write_html(const char *path, const iwc_entry *e, int n, const iwc_meta *
     fputs("</div>\n<div class=\"badges\">", f);
     fprintf(f, "<span class=\"b-pass\">%d pass</span><span class=\"b-fail\">%d fail</span>"
                "<span class=\"b-dev\">%d expected deviation</span><span class=\"b-fixed\">%d fixed</span>"
-               "<span class=\"b-error\">%d error</span><span class=\"b-skip\">%d skipped</span>",
-            k.pass, k.fail, k.deviation, k.fixed, k.error, k.skip);
+               "<span class=\"b-error\">%d error</span><span class=\"b-skip\">%d skipped</span>"
+               "<span class=\"b-notrun\">%d not run</span>",
+            k.pass, k.fail, k.deviation, k.fixed, k.error, k.skip, k.notrun);
     fprintf(f, "<span style=\"color:#1d2329\">%d cases</span></div>\n", k.total);
     for (int i = 0; i < m->nwarnings; i++) {
         fputs("<div class=\"choice\">&#9888; ", f);

@@ -28,7 +28,7 @@ typedef struct iwc_meta {
 } iwc_meta;
 
 typedef struct iwc_counts {
-    int total, pass, fail, error, skip, deviation, fixed;
+    int total, pass, fail, error, skip, deviation, fixed, notrun;
 } iwc_counts;
 
 void iwc_count(const iwc_entry *e, int n, iwc_counts *k);

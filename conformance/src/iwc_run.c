@@ -31,7 +31,8 @@
 #define EMSS 1460      /* our segmentation: MULPDU for this EMSS (RFC 5044 §4.5) */
 
 const char *iwc_status_name(iwc_status s) {
-    static const char *const n[] = {"pass", "fail", "error", "skip", "deviation", "fixed"};
+    static const char *const n[] = {"pass", "fail", "error", "skip", "deviation", "fixed",
+                                    "notrun"};
     return (unsigned)s < sizeof n / sizeof *n ? n[s] : "?";
 }
 

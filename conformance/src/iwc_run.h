@@ -16,7 +16,8 @@ typedef enum iwc_status {
     IWC_ERROR,      /* the run itself broke: agent refused a setup step, no connection */
     IWC_SKIP,       /* not run: slow, or the agent lacks a capability */
     IWC_DEVIATION,  /* failed exactly as a listed expected deviation says */
-    IWC_FIXED       /* listed as a deviation but passed: remove it from the list */
+    IWC_FIXED,      /* listed as a deviation but passed: remove it from the list */
+    IWC_NOTRUN      /* selected, but the run ended first (the agent was lost) */
 } iwc_status;
 
 const char *iwc_status_name(iwc_status s);

@@ -3,8 +3,13 @@
  * MODE: garbage (answers non-JSON), version (hello says version 2),
  * refuse (hello ok, everything else ok:false), hangup (hello ok, then
  * closes), silent (hello ok, then never answers), lies (hello ok, then
- * nonsense fields: listen without a port, reg_mr with a bad STag). */
+ * nonsense fields: listen without a port, reg_mr with a bad STag), huge
+ * (hello ok, then a response line over 64 MiB).
+ *   iwc_bad_agent PORT flaky UPSTREAM_PORT N
+ * relays to a real agent on 127.0.0.1:UPSTREAM_PORT, but closes the first
+ * control connection after N requests (a lost agent that comes back). */
 #include <arpa/inet.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -16,8 +21,50 @@
 
 static void say(int fd, const char *s) { (void)!write(fd, s, strlen(s)); }
 
+static int dial(int port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* Relay lines both ways; on the first connection stop after n requests. */
+static void flaky(int fd, int up_port, int n, bool first) {
+    int up = dial(up_port);
+    if (up < 0)
+        return;
+    int requests = 0;
+    char buf[65536];
+    for (;;) {
+        struct pollfd p[2] = {{fd, POLLIN, 0}, {up, POLLIN, 0}};
+        if (poll(p, 2, -1) < 0)
+            break;
+        if (p[0].revents) {
+            ssize_t r = read(fd, buf, sizeof buf);
+            if (r <= 0)
+                break;
+            for (ssize_t i = 0; i < r; i++)
+                requests += buf[i] == '\n';
+            if (first && requests > n)
+                break; /* the request that would make n + 1 is never answered */
+            (void)!write(up, buf, (size_t)r);
+        }
+        if (p[1].revents) {
+            ssize_t r = read(up, buf, sizeof buf);
+            if (r <= 0)
+                break;
+            (void)!write(fd, buf, (size_t)r);
+        }
+    }
+    close(up);
+}
+
 int main(int argc, char **argv) {
-    if (argc != 3)
+    if (argc != 3 && !(argc == 5 && !strcmp(argv[2], "flaky")))
         return 2;
     signal(SIGPIPE, SIG_IGN);
     const char *mode = argv[2];
@@ -35,6 +82,13 @@ int main(int argc, char **argv) {
         int fd = accept(lfd, NULL, NULL);
         if (fd < 0)
             continue;
+        if (!strcmp(mode, "flaky")) {
+            static bool first = true;
+            flaky(fd, atoi(argv[3]), atoi(argv[4]), first);
+            first = false;
+            close(fd);
+            continue;
+        }
         char buf[65536];
         size_t have = 0;
         int n;
@@ -56,6 +110,15 @@ int main(int argc, char **argv) {
                     close(fd);
                     fd = -1;
                     break;
+                } else if (!strcmp(mode, "huge")) {
+                    /* 65 MiB without a newline, then one */
+                    static char chunk[1 << 20];
+                    memset(chunk, 'x', sizeof chunk);
+                    say(fd, "{\"ok\":true,\"pad\":\"");
+                    for (int i = 0; i < 65; i++)
+                        if (write(fd, chunk, sizeof chunk) < 0)
+                            break;
+                    say(fd, "\"}\n");
                 } else if (!strcmp(mode, "lies"))
                     say(fd, strstr(buf, "reg_mr") ? "{\"ok\":true,\"stag\":\"0xnope\"}\n"
                                                   : "{\"ok\":true,\"events\":7}\n");
