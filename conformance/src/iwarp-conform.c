@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -321,6 +322,18 @@ static const char *colour(iwc_status s, bool on) {
     return (unsigned)s < 6 ? c[s] : "";
 }
 
+/* host as the numeric address a connect to it would use ("" if none). */
+static void numeric_host(const char *host, char *out, size_t n) {
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_socktype = SOCK_STREAM;
+    out[0] = 0;
+    if (getaddrinfo(host, NULL, &hints, &res) != 0)
+        return;
+    if (getnameinfo(res->ai_addr, res->ai_addrlen, out, (socklen_t)n, NULL, 0, NI_NUMERICHOST))
+        out[0] = 0;
+    freeaddrinfo(res);
+}
+
 static void print_line(const iwc_entry *e, int idx, int total, bool col) {
     const char *reset = col ? "\033[0m" : "";
     char st[16];
@@ -573,6 +586,8 @@ int main(int argc, char **argv) {
     memset(&env, 0, sizeof env);
     env.agent = &agent;
     snprintf(env.iut_host, sizeof env.iut_host, "%s", iut_host ? iut_host : agent_host);
+    if (!iut_port[1])
+        numeric_host(env.iut_host, env.iut_listen_host, sizeof env.iut_listen_host);
     snprintf(env.local_host, sizeof env.local_host, "%s",
              local_host ? local_host : agent.local_addr[0] ? agent.local_addr : "127.0.0.1");
     env.iut_listen_port = (uint16_t)iut_port[0];

@@ -1766,6 +1766,10 @@ static int setup(run *r) {
     uint16_t lport = 0;
     if (c->role == IWC_IUT_RESPONDER) {
         iw_jw_uint(&q.j, "port", r->env->iut_listen_port);
+        /* The IUT listens where we will connect (an agent on 127.0.0.2 or
+         * ::1 must not listen on 127.0.0.1); behind NAT the agent decides. */
+        if (r->env->iut_listen_host[0])
+            iw_jw_str(&q.j, "host", r->env->iut_listen_host);
     } else {
         /* We listen; the agent's IUT connects to us as MPA initiator. */
         struct addrinfo hints = {0}, *res = NULL;

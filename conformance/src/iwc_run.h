@@ -25,6 +25,7 @@ const char *iwc_status_name(iwc_status s);
 typedef struct iwc_env {
     iwc_agent *agent;
     char iut_host[256];   /* where the IUT's RDMA listener is reachable */
+    char iut_listen_host[64]; /* numeric iut_host, sent in listen's host; "" behind NAT */
     char local_host[64];  /* our address as the IUT sees it (numeric) */
     /* Address translation between runner and IUT (a guest behind NAT):
      * 0 = none. The IUT listens on iut_listen_port and we connect to
