@@ -1193,6 +1193,22 @@ static int parse_send(parser *p, const tok *t, int nt) {
     }
     if (parse_args(p, s, t, from, nt, send_keys[k], false) < 0)
         return -1;
+    /* Limits the runner would only hit at run time, caught here: a plain
+     * number (no $REGION term) is known now. */
+    static const struct {
+        const char *key;
+        uint64_t min, max;
+        const char *why;
+    } lim[] = {{"len", 0, 64u << 20, "64 MiB, the most data the runner builds for one message"},
+               {"seg", 1, 1u << 24, "payload octets per DDP segment, at least 1"},
+               {"repeat", 1, 64, "1..64 copies in one TCP segment"}};
+    for (size_t i = 0; i < NELEM(lim); i++) {
+        const iwc_arg *a = iwc_step_arg(s, lim[i].key);
+        if (a && a->type == IWC_V_EXPR && a->e.n == 1 && !a->e.t[0].ref && a->e.t[0].op == '+' &&
+            (a->e.t[0].num < lim[i].min || a->e.t[0].num > lim[i].max))
+            return fail(p, "%s=%llu: out of range (%s)", lim[i].key,
+                        (unsigned long long)a->e.t[0].num, lim[i].why);
+    }
     /* crc= is a number on mpa: lines (the C bit); here it mangles the CRC. */
     const iwc_arg *crc = iwc_step_arg(s, "crc");
     if (crc && crc->type != IWC_V_WORD)

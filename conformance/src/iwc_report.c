@@ -144,6 +144,14 @@ static void json_case(iw_jw *j, const iwc_entry *e, bool with_result) {
         iw_jw_uint(j, "duration_us", e->r.duration_us);
         if (e->pcap)
             iw_jw_str(j, "pcap", e->pcap);
+        if (e->log)
+            iw_jw_str(j, "log", e->log);
+        if (e->runs > 1) {
+            iw_jw_uint(j, "runs", (uint64_t)e->runs);
+            iw_jw_uint(j, "bad_runs", (uint64_t)e->bad_runs);
+            if (e->bad_iters)
+                iw_jw_str(j, "bad_iterations", e->bad_iters);
+        }
     }
     iw_jw_obj_end(j);
 }
@@ -190,6 +198,52 @@ static const char *not_from_wire(uint16_t t) {
                "no FPDU can carry it; the mpa.request-* / mpa.reply-* close cases cover it";
     default:
         return NULL;
+    }
+}
+
+/* How case c accepts triple t: 0 not, 1 its first outcome, 2 an alternative. */
+static int accepts(const iwc_case *c, uint16_t t) {
+    int how = 0;
+    for (int q = 0; q < c->nsteps && how != 1; q++) {
+        const iwc_step *s = &c->steps[q];
+        if (s->kind != IWC_STEP_EXPECT || s->sub != IWC_EXPECT_TERMINATE)
+            continue;
+        for (int a = 0; a < s->nalt; a++)
+            if (s->alt[a].kind == IWC_OUT_TERM && s->alt[a].triple == t)
+                how = s->triple == t ? 1 : 2;
+    }
+    return how;
+}
+
+void iwc_coverage_json(FILE *f, const iwc_entry *e, int n) {
+    static const uint16_t triples[] = {
+#define IWC_X_(name, l, et, c, rfc, text) IW_TERM_TRIPLE(l, et, c),
+        IW_TERM_LIST(IWC_X_)
+#undef IWC_X_
+    };
+    for (size_t k = 0; k < sizeof triples / sizeof *triples; k++) {
+        uint16_t t = triples[k];
+        iw_jw j;
+        iw_jw_init(&j, f);
+        iw_jw_obj_begin(&j, NULL);
+        char ts[16];
+        snprintf(ts, sizeof ts, "%X/%X/%X", iw_term_layer(t), iw_term_etype(t), iw_term_ecode(t));
+        iw_jw_str(&j, "triple", ts);
+        iw_jw_str(&j, "name", iw_term_str(t));
+        int hits = 0;
+        for (int pass = 1; pass <= 2; pass++) {
+            iw_jw_arr_begin(&j, pass == 1 ? "cases" : "alternative_in");
+            for (int i = 0; i < n; i++)
+                if (e[i].selected && accepts(&e[i].c, t) == pass) {
+                    iw_jw_str(&j, NULL, e[i].c.id);
+                    hits++;
+                }
+            iw_jw_arr_end(&j);
+        }
+        if (!hits)
+            iw_jw_str(&j, "none", not_from_wire(t) ? not_from_wire(t) : "NOT COVERED");
+        iw_jw_obj_end(&j);
+        fputc('\n', f);
     }
 }
 
@@ -328,6 +382,24 @@ int iwc_write_json(const char *path, const iwc_entry *e, int n, const iwc_meta *
     iw_jw_init(&j, f);
     iw_jw_obj_begin(&j, NULL);
     iw_jw_str(&j, "runner", "iwarp-conform " IW_VERSION_STR);
+    iw_jw_obj_begin(&j, "provenance");
+    iw_jw_str(&j, "runner_version", IW_VERSION_STR);
+    iw_jw_str(&j, "command", m->cmdline ? m->cmdline : "");
+    iw_jw_str(&j, "cases_dir", m->cases_dir ? m->cases_dir : "");
+    iw_jw_str(&j, "case_set_hash", m->case_hash ? m->case_hash : "");
+    iw_jw_uint(&j, "cases_loaded", (uint64_t)m->cases_loaded);
+    iw_jw_uint(&j, "cases_selected", (uint64_t)m->selected);
+    iw_jw_str(&j, "filter", m->filter ? m->filter : "");
+    iw_jw_str(&j, "rfc", m->rfc_sel ? m->rfc_sel : "");
+    iw_jw_str(&j, "tag", m->tag_sel ? m->tag_sel : "");
+    iw_jw_str(&j, "deviations_file", m->deviations ? m->deviations : "");
+    iw_jw_uint(&j, "timeout_ms", (uint64_t)m->timeout_ms);
+    iw_jw_uint(&j, "mpa_timeout_ms", (uint64_t)m->mpa_timeout_ms);
+    iw_jw_uint(&j, "reply_settle_ms", (uint64_t)m->reply_settle_ms);
+    iw_jw_bool(&j, "slow", m->slow);
+    iw_jw_uint(&j, "iterations", (uint64_t)m->iterations);
+    iw_jw_str(&j, "agent_hello", m->hello ? m->hello : "");
+    iw_jw_obj_end(&j);
     iw_jw_str(&j, "agent", m->agent ? m->agent : "");
     iw_jw_str(&j, "impl", m->impl ? m->impl : "");
     iw_jw_str(&j, "started", when);
@@ -387,6 +459,31 @@ static void markup(FILE *f, const char *s, bool xml) {
 
 static void xml_text(FILE *f, const char *s) { markup(f, s, true); }
 
+/* The provenance as name/value pairs, for JUnit and HTML. */
+static int provenance(const iwc_meta *m, const char *names[], char vals[][96], int max) {
+    int n = 0;
+#define PV(nm, ...)                                                                                \
+    do {                                                                                           \
+        if (n < max) {                                                                             \
+            names[n] = nm;                                                                         \
+            snprintf(vals[n++], 96, __VA_ARGS__);                                                  \
+        }                                                                                          \
+    } while (0)
+    PV("runner_version", "%s", IW_VERSION_STR);
+    PV("case_set_hash", "%s", m->case_hash ? m->case_hash : "");
+    PV("cases", "%d selected of %d loaded from %s", m->selected, m->cases_loaded,
+       m->cases_dir ? m->cases_dir : "?");
+    PV("filter", "%s", m->filter ? m->filter : "(none)");
+    PV("rfc", "%s", m->rfc_sel ? m->rfc_sel : "(none)");
+    PV("tag", "%s", m->tag_sel ? m->tag_sel : "(none)");
+    PV("deviations_file", "%s", m->deviations ? m->deviations : "(none)");
+    PV("timeouts", "expectation %d ms, MPA %d ms, reply settle %d ms%s", m->timeout_ms,
+       m->mpa_timeout_ms, m->reply_settle_ms, m->slow ? ", slow cases on" : "");
+    PV("iterations", "%d", m->iterations);
+#undef PV
+    return n;
+}
+
 int iwc_write_junit(const char *path, const iwc_entry *e, int n, const iwc_meta *m) {
     FILE *f;
     if (open_out(path, &f) < 0)
@@ -423,6 +520,19 @@ int iwc_write_junit(const char *path, const iwc_entry *e, int n, const iwc_meta 
         xml_text(f, area);
         fprintf(f, "\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" time=\"%.3f\">\n",
                 tests, k.fail, k.error, k.skip, t);
+        /* provenance in every suite: what was run, how, and against what */
+        const char *pn[16];
+        char pv[16][96];
+        int np = provenance(m, pn, pv, 16);
+        fputs("    <properties>\n", f);
+        for (int p = 0; p < np; p++) {
+            fprintf(f, "      <property name=\"%s\" value=\"", pn[p]);
+            xml_text(f, pv[p]);
+            fputs("\"/>\n", f);
+        }
+        fputs("      <property name=\"agent_hello\" value=\"", f);
+        xml_text(f, m->hello ? m->hello : "");
+        fputs("\"/>\n    </properties>\n", f);
         for (int q = i; q < n; q++) {
             const iwc_entry *x = &e[q];
             if (!x->ran || strcmp(x->c.area, area))
@@ -569,7 +679,21 @@ int iwc_write_html(const char *path, const iwc_entry *e, int n, const iwc_meta *
         fputs(" &middot; deviations: ", f);
         html(f, m->deviations);
     }
-    fputs("</div>\n<div class=\"badges\">", f);
+    fputs("</div>\n<details class=\"small\"><summary>provenance</summary><table>", f);
+    {
+        const char *pn[16];
+        char pv[16][96];
+        int np = provenance(m, pn, pv, 16);
+        for (int p = 0; p < np; p++) {
+            fprintf(f, "<tr><td>%s</td><td>", pn[p]);
+            html(f, pv[p]);
+            fputs("</td></tr>", f);
+        }
+        fputs("<tr><td>agent_hello</td><td><code>", f);
+        html(f, m->hello ? m->hello : "");
+        fputs("</code></td></tr>", f);
+    }
+    fputs("</table></details>\n<div class=\"badges\">", f);
     fprintf(f, "<span class=\"b-pass\">%d pass</span><span class=\"b-fail\">%d fail</span>"
                "<span class=\"b-dev\">%d expected deviation</span><span class=\"b-fixed\">%d fixed</span>"
                "<span class=\"b-error\">%d error</span><span class=\"b-skip\">%d skipped</span>"

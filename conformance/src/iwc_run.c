@@ -165,14 +165,19 @@ static void trace(run *r, int level, const char *fmt, ...)
 #endif
     ;
 static void trace(run *r, int level, const char *fmt, ...) {
-    if (r->env->verbose < level || !r->env->log)
+    bool con = r->env->verbose >= level && r->env->log;
+    if (!con && !r->env->case_log)
         return;
+    char buf[1400];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(r->env->log, "    %6.1f ", (double)(iwc_now_us() - r->t0) / 1000.0);
-    vfprintf(r->env->log, fmt, ap);
-    fputc('\n', r->env->log);
+    vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    double ms = (double)(iwc_now_us() - r->t0) / 1000.0;
+    if (con)
+        fprintf(r->env->log, "    %6.1f %s\n", ms, buf);
+    if (r->env->case_log) /* every level: the per-case log is the full trace */
+        fprintf(r->env->case_log, "%9.1f %s\n", ms, buf);
 }
 
 /* The text after a "line N: " prefix. */
@@ -386,12 +391,14 @@ static iw_json_doc *agent(run *r, int line, const char *json, int extra_ms) {
         return NULL;
     }
     iwc_idle idle = {idle_fn, r, r->fd};
-    trace(r, 2, "agent <- %.200s", json);
+    trace(r, 2, "agent <- %.600s", json);
     if (iwc_agent_call(r->env->agent, json, d, r->timeout_ms + extra_ms, &idle) < 0) {
         free(d);
         error(r, line, "agent: %s", r->env->agent->err);
         return NULL;
     }
+    const iwc_agent *a = r->env->agent;
+    trace(r, 2, "agent -> %.600s%s", a->last, a->last_len > 600 ? " ..." : "");
     return d;
 }
 

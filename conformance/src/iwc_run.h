@@ -39,6 +39,7 @@ typedef struct iwc_env {
     bool slow;            /* run cases tagged slow */
     int verbose;
     FILE *log;            /* verbose trace */
+    FILE *case_log;       /* the whole trace of the current case (--out logs/), or NULL */
 } iwc_env;
 
 /* Both directions' octets with their timing, for the pcap. Direction 0 is

@@ -140,4 +140,42 @@ run(5 "1 skipped" ${CONFORM} --agent 127.0.0.1:${p} --cases ${CASES} --filter st
     --no-color)
 execute_process(COMMAND kill ${ref_pid})
 
+
+# Selection by RFC section and tag; the coverage table as JSON.
+run(0 "mpa.crc-zero" ${CONFORM} --list --cases ${CASES} --rfc "RFC 5044 §8")
+execute_process(COMMAND ${CONFORM} --list --cases ${CASES} --rfc "RFC 5044 §8" OUTPUT_VARIABLE l)
+if(l MATCHES "positive.write-small" OR l MATCHES "mpa.request-bad-key")
+  message(FATAL_ERROR "--rfc 'RFC 5044 §8' selected a case that does not cite it:\n${l}")
+endif()
+run(0 "stag.write-no-remote-write" ${CONFORM} --list --cases ${CASES} --tag alternatives)
+run(2 "known tags are" ${CONFORM} --list --cases ${CASES} --tag sparkly)
+run(2 "matches no case" ${CONFORM} --list --cases ${CASES} --rfc "RFC 9999")
+run(0 "\"triple\":\"0/2/9\",\"name\":\"Remote Operation Error / Steering Tag cannot be Invalidated\",\"cases\":\\[\\],\"alternative_in\":\\[\"stag.send-inv"
+    ${CONFORM} --list --coverage --json --cases ${CASES})
+
+# Provenance in every report, per-case logs with agent requests and
+# responses, -vv shows responses, a reused --out is emptied, and soak mode
+# names the iteration of each failure.
+free_port(tp)
+spawn(tgt ${TARGET} --agent 127.0.0.1:${tp} --fault skip:1/1/0)
+file(MAKE_DIRECTORY ${WORK}/soak/pcaps)
+file(WRITE ${WORK}/soak/pcaps/stale.pcap "old")
+run(1 "agent -> .*iteration 2: .*FAIL +stag.write-unregistered.*soak: 2 iterations, 4 case runs, 2 failed or errored; stag.write-unregistered in iteration 1 \\(fail\\), 2 \\(fail\\)"
+    ${CONFORM} --agent 127.0.0.1:${tp} --cases ${CASES} --filter stag.write-unregistered,positive.write-small
+    --repeat 2 --out ${WORK}/soak --timeout-ms 300 --no-color -vv)
+execute_process(COMMAND kill ${tgt_pid})
+if(EXISTS ${WORK}/soak/pcaps/stale.pcap)
+  message(FATAL_ERROR "a reused --out kept an old pcap")
+endif()
+file(READ ${WORK}/soak/logs/stag.write-unregistered.log l)
+if(NOT l MATCHES "iteration 2" OR NOT l MATCHES "agent <- {\"op\":\"reg_mr\"" OR NOT l MATCHES "agent -> {\"ok\":true,\"stag\"")
+  message(FATAL_ERROR "the per-case log lacks the iterations or the agent's requests and responses:\n${l}")
+endif()
+foreach(f results.json junit.xml report.html)
+  file(READ ${WORK}/soak/${f} r)
+  if(NOT r MATCHES "case_set_hash" OR NOT r MATCHES "iwarpkit iwarp-target")
+    message(FATAL_ERROR "${f} has no provenance (case_set_hash, agent hello)")
+  endif()
+endforeach()
+
 message(STATUS "iwarp-conform command line and bad agents: ok")

@@ -166,6 +166,9 @@ static void test_bad(void) {
         {HDR "send: send data=\"unterminated\n", 4, "unterminated"},
         {HDR "send: send \"a\"b\n", 4, "after a closing quote"},
         {HDR "send: send len=1\x01\n", 4, "control character"},
+        {HDR "send: write len=1099511627776\n", 4, "len=1099511627776: out of range"},
+        {HDR "send: send len=64 seg=0\n", 4, "seg=0: out of range"},
+        {HDR "send: send len=64 repeat=65\n", 4, "repeat=65: out of range"},
         /* Outcomes: registered triples only, each alternative justified. */
         {HDR "expect: terminate 3/9/0\n", 4, "not in the RFC 6580 registry"},
         {HDR "expect: terminate 0/3/1\n", 4, "not in the RFC 6580 registry"},
