@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <iwarp/iwarp.h>
@@ -73,6 +74,8 @@ static void usage(FILE *f) {
           "                        or a needs: word (atomics, markers, send_inv, ...)\n"
           "  --repeat N            soak: run the selection N times (failures name the iteration)\n"
           "  --duration S          soak: repeat the selection for at least S seconds\n"
+          "                        (--agent A,B,...: one runner per agent, all at once;\n"
+          "                        needs --out, reports in OUT/conn-N/)\n"
           "  --slow                also run cases tagged slow (MPA startup timeouts)\n"
           "  --list                list the cases and exit; --markdown / --json for formats,\n"
           "                        --coverage for the RFC 6580 triples each case expects\n"
@@ -472,6 +475,106 @@ static void print_line(const iwc_entry *e, int idx, int total, bool col) {
     fflush(stdout);
 }
 
+/* --agent A,B,...: several connections at once. One runner per agent (an
+ * agent serves one runner), each a child iwarp-conform with the same
+ * options, its reports in OUT/conn-N/ and its console in OUT/conn-N.txt.
+ * The status is the worst child's (1 over 3 over 4 over 5 over 0). */
+static int several_agents(int argc, char **argv, const char *agents, const char *out_dir) {
+    if (!out_dir) {
+        fprintf(stderr, "iwarp-conform: several agents (--agent A,B) need --out DIR\n");
+        return EXIT_USAGE;
+    }
+    char *list = strdup(agents);
+    if (!list || mkdir_p(out_dir) < 0) {
+        fprintf(stderr, "iwarp-conform: cannot create %s\n", out_dir);
+        free(list);
+        return EXIT_USAGE;
+    }
+    enum { MAXC = 16 };
+    pid_t pid[MAXC];
+    char *names[MAXC];
+    int n = 0;
+    char *save = NULL;
+    for (char *a = strtok_r(list, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+        char h[256];
+        uint16_t port;
+        if (n == MAXC || parse_hostport(a, h, sizeof h, &port) < 0) {
+            fprintf(stderr, "iwarp-conform: --agent: '%s' is not HOST:PORT (at most %d agents)\n",
+                    a, MAXC);
+            free(list);
+            return EXIT_USAGE;
+        }
+        names[n++] = a;
+    }
+    printf("iwarp-conform %s: %d connections at once, reports in %s/conn-N/\n", IW_VERSION_STR, n,
+           out_dir);
+    fflush(stdout);
+    for (int c = 0; c < n; c++) {
+        char dir[PATH_MAX], con[PATH_MAX + 8];
+        snprintf(dir, sizeof dir, "%s/conn-%d", out_dir, c + 1);
+        snprintf(con, sizeof con, "%s.txt", dir);
+        char **av = calloc((size_t)argc + 1, sizeof *av);
+        if (!av)
+            break;
+        for (int k = 0; k < argc; k++) {
+            av[k] = argv[k];
+            if (k && (!strcmp(argv[k - 1], "--agent") || !strcmp(argv[k - 1], "-a")))
+                av[k] = names[c];
+            else if (k && !strcmp(argv[k - 1], "--out"))
+                av[k] = dir;
+            else if (!strncmp(argv[k], "--agent=", 8) || !strncmp(argv[k], "--out=", 6))
+                av[k] = NULL; /* only the spaced forms are rewritten */
+        }
+        bool ok = true;
+        for (int k = 0; k < argc; k++)
+            ok &= av[k] != NULL;
+        if (!ok) {
+            fprintf(stderr, "iwarp-conform: with several agents write '--agent A,B' and '--out DIR'"
+                            " as separate words\n");
+            free(av);
+            free(list);
+            return EXIT_USAGE;
+        }
+        fflush(stdout);
+        pid[c] = fork();
+        if (pid[c] == 0) {
+            FILE *o = freopen(con, "w", stdout);
+            if (o)
+                dup2(fileno(stdout), STDERR_FILENO);
+            execv("/proc/self/exe", av);
+            _exit(EXIT_USAGE);
+        }
+        free(av);
+    }
+    int worst = EXIT_OK;
+    static const int rank[] = {[EXIT_OK] = 0, [EXIT_NOTHING] = 1, [EXIT_FIXED] = 2,
+                               [EXIT_AGENT] = 3, [EXIT_USAGE] = 4, [EXIT_FAILURES] = 5};
+    for (int c = 0; c < n; c++) {
+        int st = 0;
+        int rc = pid[c] > 0 && waitpid(pid[c], &st, 0) == pid[c] && WIFEXITED(st)
+                     ? WEXITSTATUS(st)
+                     : EXIT_FAILURES;
+        if (rc > EXIT_NOTHING)
+            rc = EXIT_FAILURES;
+        printf("connection %d (agent %s): exit %d, console %s/conn-%d.txt\n", c + 1, names[c], rc,
+               out_dir, c + 1);
+        /* its summary lines: the counts and, when soaking, the failing iterations */
+        char con[PATH_MAX + 16];
+        snprintf(con, sizeof con, "%s/conn-%d.txt", out_dir, c + 1);
+        FILE *f = fopen(con, "r");
+        char line[4096];
+        while (f && fgets(line, sizeof line, f))
+            if (!strncmp(line, "soak:", 5) || strstr(line, " cases: ") || !strncmp(line, "iteration ", 10))
+                printf("    %s", line);
+        if (f)
+            fclose(f);
+        if (rank[rc] > rank[worst])
+            worst = rc;
+    }
+    free(list);
+    return worst;
+}
+
 /* ---- main ---- */
 
 int main(int argc, char **argv) {
@@ -641,6 +744,8 @@ int main(int argc, char **argv) {
     }
     char agent_host[256] = "";
     uint16_t agent_port = 0;
+    if (!list && agent_arg && strchr(agent_arg, ','))
+        return several_agents(argc, argv, agent_arg, out_dir);
     if (!list) {
         if (!agent_arg) {
             fprintf(stderr, "iwarp-conform: --agent HOST:PORT is required (see --help)\n");

@@ -190,4 +190,23 @@ foreach(f results.json junit.xml report.html)
   endif()
 endforeach()
 
+# Soak over several connections at once: one runner per agent, the worst
+# status wins, each connection's failures with their iterations.
+free_port(ta)
+free_port(tb)
+spawn(tga ${TARGET} --agent 127.0.0.1:${ta})
+spawn(tgb ${TARGET} --agent 127.0.0.1:${tb} --fault skip:1/1/0)
+file(REMOVE_RECURSE ${WORK}/multi)
+run(1 "2 connections at once.*connection 1 [^\n]*exit 0.*connection 2 [^\n]*exit 1.*stag.write-unregistered in iteration 1 \\(fail\\), 2 \\(fail\\)"
+    ${CONFORM} --agent 127.0.0.1:${ta},127.0.0.1:${tb} --cases ${CASES}
+    --filter stag.write-unregistered,positive.write-small --repeat 2 --timeout-ms 300
+    --out ${WORK}/multi --no-color)
+execute_process(COMMAND kill ${tga_pid} ${tgb_pid})
+foreach(c 1 2)
+  if(NOT EXISTS ${WORK}/multi/conn-${c}/junit.xml)
+    message(FATAL_ERROR "connection ${c} wrote no reports")
+  endif()
+endforeach()
+run(2 "need --out" ${CONFORM} --agent 127.0.0.1:1,127.0.0.1:2 --cases ${CASES})
+
 message(STATUS "iwarp-conform command line and bad agents: ok")
