@@ -593,6 +593,18 @@ int iwc_write_junit(const char *path, const iwc_entry *e, int n, const iwc_meta 
                 fputs("\npcap: ", f);
                 xml_text(f, x->pcap);
             }
+            if (x->log) {
+                fputs("\nlog: ", f);
+                xml_text(f, x->log);
+            }
+            if (x->runs > 1) {
+                fprintf(f, "\nsoak: %d runs, %d failed or errored", x->runs, x->bad_runs);
+                if (x->bad_iters) {
+                    fputs(" (iterations ", f);
+                    xml_text(f, x->bad_iters);
+                    fputs(")", f);
+                }
+            }
             fprintf(f, "</system-out>\n    </testcase>\n");
         }
         fprintf(f, "  </testsuite>\n");
@@ -788,7 +800,7 @@ int iwc_write_html(const char *path, const iwc_entry *e, int n, const iwc_meta *
         area = e[i].c.area;
         fputs("<h2>", f);
         html(f, area);
-        fputs("</h2>\n<table><tr><th>status</th><th>case</th><th>what</th><th>RFC</th><th>pcap</th></tr>\n", f);
+        fputs("</h2>\n<table><tr><th>status</th><th>case</th><th>what</th><th>RFC</th><th>pcap, log</th></tr>\n", f);
         for (int q = i; q < n; q++) {
             const iwc_entry *x = &e[q];
             if (!x->ran || strcmp(x->c.area, area))
@@ -838,6 +850,16 @@ int iwc_write_html(const char *path, const iwc_entry *e, int n, const iwc_meta *
                 fputs("<a href=\"", f);
                 html(f, x->pcap);
                 fputs("\">pcap</a>", f);
+            }
+            if (x->log) {
+                fputs(" <a href=\"", f);
+                html(f, x->log);
+                fputs("\">log</a>", f);
+            }
+            if (x->bad_iters) {
+                fputs("<div class=\"why\">failed in iteration ", f);
+                html(f, x->bad_iters);
+                fputs("</div>", f);
             }
             fputs("</td></tr>\n", f);
         }
