@@ -312,7 +312,8 @@ static bool rfc_match(const char *sel, const iwc_case *c) {
     char *buf = strdup(sel);
     bool hit = false;
     char *save = NULL;
-    for (char *g = buf ? strtok_r(buf, ",", &save) : NULL; g && !hit; g = strtok_r(NULL, ",", &save)) {
+    for (char *g = buf ? strtok_r(buf, ",", &save) : NULL; g && !hit;
+         g = strtok_r(NULL, ",", &save)) {
         while (*g == ' ')
             g++;
         char want[96];
@@ -323,7 +324,8 @@ static bool rfc_match(const char *sel, const iwc_case *c) {
         for (int i = 0; i < c->nrfc && !hit; i++) {
             const char *r = c->rfc[i];
             char nx = strncmp(r, want, n) ? 'X' : r[n];
-            hit = nx == 0 || nx == ' ' || nx == '(' || (nx == '.' && r[n + 1] >= '0' && r[n + 1] <= '9');
+            hit = nx == 0 || nx == ' ' || nx == '(' ||
+                  (nx == '.' && r[n + 1] >= '0' && r[n + 1] <= '9');
         }
     }
     free(buf);
@@ -339,7 +341,8 @@ static bool tag_match(const char *sel, const iwc_case *c) {
     char *buf = strdup(sel);
     bool hit = false;
     char *save = NULL;
-    for (char *g = buf ? strtok_r(buf, ",", &save) : NULL; g && !hit; g = strtok_r(NULL, ",", &save)) {
+    for (char *g = buf ? strtok_r(buf, ",", &save) : NULL; g && !hit;
+         g = strtok_r(NULL, ",", &save)) {
         if (!strcmp(g, "slow"))
             hit = c->tags & IWC_TAG_SLOW;
         else if (!strcmp(g, "choice"))
@@ -357,7 +360,8 @@ static bool tags_valid(const char *sel) {
     char *buf = strdup(sel);
     bool ok = buf != NULL;
     char *save = NULL;
-    for (char *g = buf ? strtok_r(buf, ",", &save) : NULL; g && ok; g = strtok_r(NULL, ",", &save)) {
+    for (char *g = buf ? strtok_r(buf, ",", &save) : NULL; g && ok;
+         g = strtok_r(NULL, ",", &save)) {
         bool known = !strcmp(g, "slow") || !strcmp(g, "choice") || !strcmp(g, "alternatives");
         for (unsigned b = 0; b < IWC_NEEDS_COUNT_; b++)
             known |= !strcmp(g, iwc_needs_name(b));
@@ -564,7 +568,8 @@ static int several_agents(int argc, char **argv, const char *agents, const char 
         FILE *f = fopen(con, "r");
         char line[4096];
         while (f && fgets(line, sizeof line, f))
-            if (!strncmp(line, "soak:", 5) || strstr(line, " cases: ") || !strncmp(line, "iteration ", 10))
+            if (!strncmp(line, "soak:", 5) || strstr(line, " cases: ") ||
+                !strncmp(line, "iteration ", 10))
                 printf("    %s", line);
         if (f)
             fclose(f);
@@ -890,183 +895,187 @@ int main(int argc, char **argv) {
     int idx = 0;
     bool reconnected = false, stop = false;
     for (int iter = 1; !stop; iter++) {
-    meta.iterations = iter;
-    idx = 0;
-    for (int i = 0; i < cs.n; i++) {
-        iwc_entry *e = &cs.v[i];
-        if (!e->selected)
-            continue;
-        idx++;
-        /* soak: later iterations run into e->r, the first bad one is kept */
-        bool again = iter > 1;
-        iwc_result keep;
-        if (again) {
-            keep = e->r;
-            memset(&e->r, 0, sizeof e->r);
-        }
-        if (verbose)
-            printf("--- %s (%s)\n", e->c.id, e->path);
-        if (case_hook) {
-            /* e.g. a marker in a guest's kernel log, so that a crash can be
-             * pinned on the case that was running */
-            setenv("IWC_CASE_ID", e->c.id, 1);
-            int hrc = system(case_hook);
-            if (hrc != 0)
-                fprintf(stderr, "iwarp-conform: --case-hook exited %d before %s\n", hrc, e->c.id);
-        }
-        FILE *clog = NULL;
-        if (out_dir) {
-            char lp[PATH_MAX + 80];
-            snprintf(lp, sizeof lp, "%s/logs/%s.log", out_dir, e->c.id);
-            clog = fopen(lp, again ? "a" : "w");
-            if (clog) {
-                fprintf(clog, "=== %s (%s), iteration %d\n%s\n", e->c.id, e->path, iter,
-                        e->c.title);
-                for (int k = 0; k < e->c.nrfc; k++)
-                    fprintf(clog, "%s%s", k ? ", " : "", e->c.rfc[k]);
-                fputc('\n', clog);
-                if (!e->log)
-                    e->log = iwc_strf("logs/%s.log", e->c.id);
+        meta.iterations = iter;
+        idx = 0;
+        for (int i = 0; i < cs.n; i++) {
+            iwc_entry *e = &cs.v[i];
+            if (!e->selected)
+                continue;
+            idx++;
+            /* soak: later iterations run into e->r, the first bad one is kept */
+            bool again = iter > 1;
+            iwc_result keep;
+            if (again) {
+                keep = e->r;
+                memset(&e->r, 0, sizeof e->r);
             }
-        }
-        env.case_log = clog;
-        iwc_run_case(&env, &e->c, &e->r);
-        env.case_log = NULL;
-        e->ran = true;
-        if (e->r.status == IWC_FAIL) {
-            iwc_dev *used[16], *d;
-            int nu = iwc_dev_cover(&devs, e->c.id, e->r.msgs, e->r.nmsgs, used, 16);
-            if (nu) {
-                e->r.status = IWC_DEVIATION;
-                size_t len = 1;
-                for (int k = 0; k < nu; k++)
-                    len += strlen(used[k]->reason) + 2;
-                e->r.deviation = malloc(len);
-                if (e->r.deviation)
-                    e->r.deviation[0] = 0;
-                for (int k = 0; k < nu; k++) {
-                    used[k]->matched++;
-                    /* entries may share a reason: say it once */
-                    if (e->r.deviation && !strstr(e->r.deviation, used[k]->reason)) {
-                        if (e->r.deviation[0])
-                            strcat(e->r.deviation, "; ");
-                        strcat(e->r.deviation, used[k]->reason);
+            if (verbose)
+                printf("--- %s (%s)\n", e->c.id, e->path);
+            if (case_hook) {
+                /* e.g. a marker in a guest's kernel log, so that a crash can be
+                 * pinned on the case that was running */
+                setenv("IWC_CASE_ID", e->c.id, 1);
+                int hrc = system(case_hook);
+                if (hrc != 0)
+                    fprintf(stderr, "iwarp-conform: --case-hook exited %d before %s\n", hrc,
+                            e->c.id);
+            }
+            FILE *clog = NULL;
+            if (out_dir) {
+                char lp[PATH_MAX + 80];
+                snprintf(lp, sizeof lp, "%s/logs/%s.log", out_dir, e->c.id);
+                clog = fopen(lp, again ? "a" : "w");
+                if (clog) {
+                    fprintf(clog, "=== %s (%s), iteration %d\n%s\n", e->c.id, e->path, iter,
+                            e->c.title);
+                    for (int k = 0; k < e->c.nrfc; k++)
+                        fprintf(clog, "%s%s", k ? ", " : "", e->c.rfc[k]);
+                    fputc('\n', clog);
+                    if (!e->log)
+                        e->log = iwc_strf("logs/%s.log", e->c.id);
+                }
+            }
+            env.case_log = clog;
+            iwc_run_case(&env, &e->c, &e->r);
+            env.case_log = NULL;
+            e->ran = true;
+            if (e->r.status == IWC_FAIL) {
+                iwc_dev *used[16], *d;
+                int nu = iwc_dev_cover(&devs, e->c.id, e->r.msgs, e->r.nmsgs, used, 16);
+                if (nu) {
+                    e->r.status = IWC_DEVIATION;
+                    size_t len = 1;
+                    for (int k = 0; k < nu; k++)
+                        len += strlen(used[k]->reason) + 2;
+                    e->r.deviation = malloc(len);
+                    if (e->r.deviation)
+                        e->r.deviation[0] = 0;
+                    for (int k = 0; k < nu; k++) {
+                        used[k]->matched++;
+                        /* entries may share a reason: say it once */
+                        if (e->r.deviation && !strstr(e->r.deviation, used[k]->reason)) {
+                            if (e->r.deviation[0])
+                                strcat(e->r.deviation, "; ");
+                            strcat(e->r.deviation, used[k]->reason);
+                        }
+                    }
+                } else if ((d = iwc_dev_for(&devs, e->c.id, false))) {
+                    /* Listed, but failing differently: a new failure stays one. */
+                    char *m = iwc_strf("listed deviations name this case, but not every failure is "
+                                       "one of their outcomes (first entry's: \"%s\")",
+                                       d->outcome);
+                    char **nm =
+                        m ? realloc(e->r.msgs, (size_t)(e->r.nmsgs + 1) * sizeof *nm) : NULL;
+                    if (nm) {
+                        e->r.msgs = nm;
+                        e->r.msgs[e->r.nmsgs++] = m;
+                    } else {
+                        free(m);
                     }
                 }
-            } else if ((d = iwc_dev_for(&devs, e->c.id, false))) {
-                /* Listed, but failing differently: a new failure stays one. */
-                char *m = iwc_strf("listed deviations name this case, but not every failure is "
-                                   "one of their outcomes (first entry's: \"%s\")",
-                                   d->outcome);
-                char **nm = m ? realloc(e->r.msgs, (size_t)(e->r.nmsgs + 1) * sizeof *nm) : NULL;
-                if (nm) {
-                    e->r.msgs = nm;
-                    e->r.msgs[e->r.nmsgs++] = m;
-                } else {
-                    free(m);
+            } else if (e->r.status == IWC_PASS) {
+                iwc_dev *d = iwc_dev_for(&devs, e->c.id, true);
+                if (d) {
+                    d->matched++;
+                    e->r.status = IWC_FIXED;
                 }
             }
-        } else if (e->r.status == IWC_PASS) {
-            iwc_dev *d = iwc_dev_for(&devs, e->c.id, true);
-            if (d) {
-                d->matched++;
-                e->r.status = IWC_FIXED;
+            bool bad = e->r.status == IWC_FAIL || e->r.status == IWC_ERROR;
+            e->runs++;
+            if (bad) {
+                e->bad_runs++;
+                char *nb = iwc_strf("%s%s%d (%s)", e->bad_iters ? e->bad_iters : "",
+                                    e->bad_iters ? ", " : "", iter, iwc_status_name(e->r.status));
+                if (nb) {
+                    free(e->bad_iters);
+                    e->bad_iters = nb;
+                }
             }
-        }
-        bool bad = e->r.status == IWC_FAIL || e->r.status == IWC_ERROR;
-        e->runs++;
-        if (bad) {
-            e->bad_runs++;
-            char *nb = iwc_strf("%s%s%d (%s)", e->bad_iters ? e->bad_iters : "",
-                                e->bad_iters ? ", " : "", iter, iwc_status_name(e->r.status));
-            if (nb) {
-                free(e->bad_iters);
-                e->bad_iters = nb;
+            if (clog) {
+                fprintf(clog, "=== %s: %s\n", iwc_status_name(e->r.status),
+                        e->r.status == IWC_DEVIATION ? e->r.deviation : "");
+                for (int k = 0; k < e->r.nmsgs; k++)
+                    fprintf(clog, "  %s\n", e->r.msgs[k]);
+                if (e->r.outcome)
+                    fprintf(clog, "  conformant, chose %s\n", e->r.outcome);
+                fclose(clog);
             }
-        }
-        if (clog) {
-            fprintf(clog, "=== %s: %s\n", iwc_status_name(e->r.status),
-                    e->r.status == IWC_DEVIATION ? e->r.deviation : "");
-            for (int k = 0; k < e->r.nmsgs; k++)
-                fprintf(clog, "  %s\n", e->r.msgs[k]);
-            if (e->r.outcome)
-                fprintf(clog, "  conformant, chose %s\n", e->r.outcome);
-            fclose(clog);
-        }
-        bool replaced = true;
-        if (again) {
-            bool keep_bad = keep.status == IWC_FAIL || keep.status == IWC_ERROR;
-            if (bad && !keep_bad) {
-                iwc_result_free(&keep);
-            } else {
-                iwc_result_free(&e->r);
-                e->r = keep;
-                replaced = false;
+            bool replaced = true;
+            if (again) {
+                bool keep_bad = keep.status == IWC_FAIL || keep.status == IWC_ERROR;
+                if (bad && !keep_bad) {
+                    iwc_result_free(&keep);
+                } else {
+                    iwc_result_free(&e->r);
+                    e->r = keep;
+                    replaced = false;
+                }
             }
-        }
-        if (out_dir && replaced && e->r.cap.used) {
-            char path[PATH_MAX + 64], err[256];
-            snprintf(path, sizeof path, "%s/%s.pcap", pcap_dir, e->c.id);
-            if (iwc_pcap_write(path, &e->r.cap, err, sizeof err) == 0) {
-                if (!e->pcap)
-                    e->pcap = iwc_strf("pcaps/%s.pcap", e->c.id);
+            if (out_dir && replaced && e->r.cap.used) {
+                char path[PATH_MAX + 64], err[256];
+                snprintf(path, sizeof path, "%s/%s.pcap", pcap_dir, e->c.id);
+                if (iwc_pcap_write(path, &e->r.cap, err, sizeof err) == 0) {
+                    if (!e->pcap)
+                        e->pcap = iwc_strf("pcaps/%s.pcap", e->c.id);
+                }
+                else
+                    fprintf(stderr, "iwarp-conform: pcap: %s\n", err);
             }
-            else
-                fprintf(stderr, "iwarp-conform: pcap: %s\n", err);
-        }
-        if (!again) {
-            print_line(e, idx, selected, col);
-        } else if (bad) {
-            printf("iteration %d: ", iter);
-            print_line(e, idx, selected, col);
-        }
-        /* The agent went away (or stopped answering, or sent what cannot be
-         * trusted). The protocol resets on a new connection (reset), so try
-         * once to reconnect and go on; else the rest is listed as not run. */
-        if (agent.fd < 0) {
-            char why[256];
-            snprintf(why, sizeof why, "%s", agent.err);
-            bool back = false;
-            if (!reconnected) {
-                reconnected = true;
-                iwc_agent_close(&agent);
-                back = iwc_agent_connect(&agent, agent_host, agent_port, 3000) == 0 &&
-                       iwc_agent_hello(&agent, 5000) == 0;
+            if (!again) {
+                print_line(e, idx, selected, col);
+            } else if (bad) {
+                printf("iteration %d: ", iter);
+                print_line(e, idx, selected, col);
             }
-            char *w = iwc_strf("lost the agent after %s (%s); %s", e->c.id, why,
-                               back ? "reconnected and continued"
-                                    : "the remaining cases were not run");
-            fprintf(stderr, "iwarp-conform: %s\n", w ? w : why);
-            char **nw = w ? realloc(meta.warnings, (size_t)(meta.nwarnings + 1) * sizeof *nw) : NULL;
-            if (nw) {
-                meta.warnings = nw;
-                meta.warnings[meta.nwarnings++] = w;
-            } else {
-                free(w);
-            }
-            if (back)
-                continue;
-            rc = EXIT_AGENT;
-            stop = true;
-            for (int q = i + 1; q < cs.n && iter == 1; q++) {
-                iwc_entry *x = &cs.v[q];
-                if (!x->selected)
+            /* The agent went away (or stopped answering, or sent what cannot be
+             * trusted). The protocol resets on a new connection (reset), so try
+             * once to reconnect and go on; else the rest is listed as not run. */
+            if (agent.fd < 0) {
+                char why[256];
+                snprintf(why, sizeof why, "%s", agent.err);
+                bool back = false;
+                if (!reconnected) {
+                    reconnected = true;
+                    iwc_agent_close(&agent);
+                    back = iwc_agent_connect(&agent, agent_host, agent_port, 3000) == 0 &&
+                           iwc_agent_hello(&agent, 5000) == 0;
+                }
+                char *w = iwc_strf("lost the agent after %s (%s); %s", e->c.id, why,
+                                   back ? "reconnected and continued"
+                                        : "the remaining cases were not run");
+                fprintf(stderr, "iwarp-conform: %s\n", w ? w : why);
+                char **nw =
+                    w ? realloc(meta.warnings, (size_t)(meta.nwarnings + 1) * sizeof *nw) : NULL;
+                if (nw) {
+                    meta.warnings = nw;
+                    meta.warnings[meta.nwarnings++] = w;
+                } else {
+                    free(w);
+                }
+                if (back)
                     continue;
-                x->ran = true; /* reported, as not run */
-                x->r.status = IWC_NOTRUN;
-                x->r.msgs = malloc(sizeof *x->r.msgs);
-                if (x->r.msgs && (x->r.msgs[0] = iwc_strf("not run: the agent was lost (%s)", why)))
-                    x->r.nmsgs = 1;
-                print_line(x, ++idx, selected, col);
+                rc = EXIT_AGENT;
+                stop = true;
+                for (int q = i + 1; q < cs.n && iter == 1; q++) {
+                    iwc_entry *x = &cs.v[q];
+                    if (!x->selected)
+                        continue;
+                    x->ran = true; /* reported, as not run */
+                    x->r.status = IWC_NOTRUN;
+                    x->r.msgs = malloc(sizeof *x->r.msgs);
+                    if (x->r.msgs &&
+                        (x->r.msgs[0] = iwc_strf("not run: the agent was lost (%s)", why)))
+                        x->r.nmsgs = 1;
+                    print_line(x, ++idx, selected, col);
+                }
+                break;
             }
-            break;
         }
-    }
-    uint64_t el = iwc_now_us() - t0;
-    if (iter >= repeat && (!duration_s || el >= (uint64_t)duration_s * 1000000u))
-        stop = true;
-    if (!stop)
-        printf("--- soak: iteration %d done (%.1f s)\n", iter, (double)el / 1e6);
+        uint64_t el = iwc_now_us() - t0;
+        if (iter >= repeat && (!duration_s || el >= (uint64_t)duration_s * 1000000u))
+            stop = true;
+        if (!stop)
+            printf("--- soak: iteration %d done (%.1f s)\n", iter, (double)el / 1e6);
     }
     meta.duration_us = iwc_now_us() - t0;
     if (meta.iterations > 1) {

@@ -361,8 +361,8 @@ static int parse_outcomes(parser *p, const char *what, const char *v, char sep, 
             return fail(p, "%s: more than %d outcomes", what, IWC_ALT_MAX);
         iwc_outcome *o = &out[*nout];
         if (!parse_outcome(item, o))
-            return fail(p, "%s: '%s' is not an outcome (a triple L/E/C, drop, unchecked, closed)", what,
-                        item);
+            return fail(p, "%s: '%s' is not an outcome (a triple L/E/C, drop, unchecked, closed)",
+                        what, item);
         if (o->kind == IWC_OUT_TERM && !iwc_triple_registered(o->triple))
             return fail(p, "%s: %s is not in the RFC 6580 registry (RFC 5040 §4.8: layer 0 "
                            "RDMAP, 1 DDP, 2 LLP, each with its own error types)",

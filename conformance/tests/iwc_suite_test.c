@@ -376,7 +376,8 @@ static void drop_check(const char *target, const char *conform, const char *case
     pid_t tp = iwc_spawn(targv, log);
     CHECK(tp > 0 && iwc_port_up(port, 5000), "iwarp-target --fault skip:2/0/2 did not start");
     char *cargv[] = {(char *)conform, "--agent", agent, "--cases", (char *)cases,
-                     "--filter", "mpa.crc-*", "--out", dir, "--timeout-ms", "500", "--no-color", NULL};
+                     "--filter", "mpa.crc-*", "--out", dir, "--timeout-ms", "500",
+                     "--no-color", NULL};
     int rc = iwc_wait(iwc_spawn(cargv, con));
     iwc_stop(tp);
     CHECK(rc == 0, "iwarp-conform against a silently dropping IUT exited %d (see %s)", rc, con);
