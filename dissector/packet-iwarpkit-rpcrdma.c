@@ -360,7 +360,7 @@ static guint32 chunk_len(const rr_hdr *h, guint c) {
 }
 
 /* The reply as its sender had it before reduction: each write chunk's data
- * (the length the reply's segments give, RFC 8166 §3.5.4) back after the
+ * (the length the reply's segments give, RFC 8166 §3.4.6) back after the
  * reduced data item's length word, XDR-padded (RFC 4506 §4.10), and the
  * write list, now empty, said so. NULL unless every octet was captured. */
 static rebuilt_t *rebuild(iwk_ulp_ctx *u, tvbuff_t *tvb, const rr_hdr *h) {

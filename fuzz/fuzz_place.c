@@ -223,9 +223,9 @@ static fz_ev *want_ev(run *r, iw_event_type t) {
 
 /* ---------------- model: checks ---------------- */
 
-/* The region an STag names on this stream's RNIC, or NULL (RFC 5040 §2.1:
- * a deregistered STag names nothing; the newest registration wins if an
- * 8-bit key came round again). */
+/* The region an STag names on this stream's RNIC, or NULL (RFC 5042 §5.2
+ * lets the RNIC form STags: a deregistered STag names nothing; the newest
+ * registration wins if the verbs' 8-bit key came round again). */
 static m_mr *m_lookup(model *m, uint32_t stag) {
     for (size_t i = m->n_mr; i-- > 0;)
         if (m->mr[i].live && m->mr[i].stag == stag) return &m->mr[i];
@@ -382,7 +382,7 @@ static void m_segment(run *r, const uint8_t *u, size_t n, bool crc_bad, bool mar
             }
             break;
         case IW_OP_READ_RESP: {
-            /* Answers our oldest outstanding Read (RFC 5040 §5.2.1 item 20)
+            /* Answers our oldest outstanding Read (RFC 5040 §5.5 rule 20)
              * and may only land in the sink that Read named (iw_rx.c). */
             if (!m->n_ord) {
                 hdr_term = IW_TERM_RDMAP_UNEXPECTED_OPCODE;

@@ -3,18 +3,18 @@
  *   iwarp-conform --agent HOST:PORT [options]
  *
  * Loads the case scripts, connects to the IUT's agent, runs every selected
- * case and writes the reports. Exit status: 0 every case passed or failed as
- * a listed deviation; 1 a case failed or errored; 2 bad arguments, case or
- * deviations files; 3 the agent cannot be reached or is not an agent. */
+ * case and writes the reports. Exit status: see EXIT_* below. */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <iwarp/iwarp.h>
@@ -34,7 +34,14 @@
 #define IWC_INSTALL_CASES "../share/iwarpkit/conformance/cases"
 #endif
 
-enum { EXIT_OK = 0, EXIT_FAILURES = 1, EXIT_USAGE = 2, EXIT_AGENT = 3 };
+enum {
+    EXIT_OK = 0,       /* every case passed or failed as a listed deviation */
+    EXIT_FAILURES = 1, /* a case failed or errored */
+    EXIT_USAGE = 2,    /* bad arguments, case or deviations file */
+    EXIT_AGENT = 3,    /* the agent unreachable, not an agent, or lost for good */
+    EXIT_FIXED = 4,    /* no failure, but listed deviations passed: the list is stale */
+    EXIT_NOTHING = 5   /* every selected case was skipped: nothing was judged */
+};
 
 static void usage(FILE *f) {
     fputs("usage: iwarp-conform --agent HOST:PORT [options]\n"
@@ -61,6 +68,14 @@ static void usage(FILE *f) {
           "                        (an IUT that loses FPDUs sent right after its Reply; default 0)\n"
           "  --case-hook CMD       run the shell command CMD before each case, with the\n"
           "                        case id in $IWC_CASE_ID (a failing hook is reported)\n"
+          "  --rfc SECTIONS        run the cases citing these sections or their subsections\n"
+          "                        ('RFC 5044 §8,RFC 5041 §7'; 'RFC 6581' for the whole RFC)\n"
+          "  --tag TAGS            run the cases with these tags: slow, choice, alternatives,\n"
+          "                        or a needs: word (atomics, markers, send_inv, ...)\n"
+          "  --repeat N            soak: run the selection N times (failures name the iteration)\n"
+          "  --duration S          soak: repeat the selection for at least S seconds\n"
+          "                        (--agent A,B,...: one runner per agent, all at once;\n"
+          "                        needs --out, reports in OUT/conn-N/)\n"
           "  --slow                also run cases tagged slow (MPA startup timeouts)\n"
           "  --list                list the cases and exit; --markdown / --json for formats,\n"
           "                        --coverage for the RFC 6580 triples each case expects\n"
@@ -69,7 +84,8 @@ static void usage(FILE *f) {
           "  --help, --version\n"
           "\n"
           "Exit status: 0 all passed (or failed as listed deviations), 1 failures or errors,\n"
-          "2 usage / case file / deviations file errors, 3 agent unreachable.\n",
+          "2 usage / case file / deviations file errors, 3 agent unreachable or lost (cases\n"
+          "not run), 4 listed deviations that passed (fixed), 5 every case skipped.\n",
           f);
 }
 
@@ -110,7 +126,15 @@ typedef struct cases {
     iwc_entry *v;
     int n, cap;
     int errors;
+    uint64_t hash; /* FNV-1a 64 over every loaded case's path and text, in load order */
 } cases;
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
 
 static char *read_file(const char *path, size_t max, size_t *len, char *err, size_t errlen) {
     FILE *f = fopen(path, "rb");
@@ -149,7 +173,8 @@ static char **list_dir(const char *dir, const char *suffix, bool dirs, int *n) {
         if (de->d_name[0] == '.')
             continue;
         char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path)
+            continue;
         struct stat st;
         if (stat(path, &st) < 0 || (dirs ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
             continue;
@@ -201,6 +226,12 @@ static void load_case(cases *cs, const char *area, const char *path) {
     }
     iwc_entry *e = &cs->v[cs->n];
     memset(e, 0, sizeof *e);
+    if (!cs->hash)
+        cs->hash = 0xcbf29ce484222325ull;
+    const char *base = strrchr(path, '/');
+    cs->hash = fnv1a(cs->hash, area, strlen(area) + 1);
+    cs->hash = fnv1a(cs->hash, base ? base + 1 : path, strlen(base ? base + 1 : path) + 1);
+    cs->hash = fnv1a(cs->hash, text, len);
     if (iwc_case_parse(text, len, &e->c, err, sizeof err) < 0) {
         /* err is "LINE: message": file:line: message, as compilers print. */
         fprintf(stderr, "%s:%s\n", path, err);
@@ -272,6 +303,98 @@ static bool filter_match(const char *filter, const iwc_case *c) {
     return hit;
 }
 
+/* --rfc 'RFC 5044 §8,RFC 5041 §7': a case citing that section or one of its
+ * subsections ("RFC 5044 §8 (code 2)", "RFC 5041 §7.1"); "RFC 6581" alone
+ * selects every case citing RFC 6581. */
+static bool rfc_match(const char *sel, const iwc_case *c) {
+    if (!sel)
+        return true;
+    char *buf = strdup(sel);
+    bool hit = false;
+    char *save = NULL;
+    for (char *g = buf ? strtok_r(buf, ",", &save) : NULL; g && !hit;
+         g = strtok_r(NULL, ",", &save)) {
+        while (*g == ' ')
+            g++;
+        char want[96];
+        snprintf(want, sizeof want, "%s%s", strncmp(g, "RFC", 3) ? "RFC " : "", g);
+        size_t n = strlen(want);
+        while (n && want[n - 1] == ' ')
+            want[--n] = 0;
+        for (int i = 0; i < c->nrfc && !hit; i++) {
+            const char *r = c->rfc[i];
+            char nx = strncmp(r, want, n) ? 'X' : r[n];
+            hit = nx == 0 || nx == ' ' || nx == '(' ||
+                  (nx == '.' && r[n + 1] >= '0' && r[n + 1] <= '9');
+        }
+    }
+    free(buf);
+    return hit;
+}
+
+/* --tag 'slow,atomics,choice': the case's tags, the agent capabilities it
+ * needs, "choice" (an outcome the RFCs leave open) or "alternatives" (it
+ * accepts several outcomes). */
+static bool tag_match(const char *sel, const iwc_case *c) {
+    if (!sel)
+        return true;
+    char *buf = strdup(sel);
+    bool hit = false;
+    char *save = NULL;
+    for (char *g = buf ? strtok_r(buf, ",", &save) : NULL; g && !hit;
+         g = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(g, "slow"))
+            hit = c->tags & IWC_TAG_SLOW;
+        else if (!strcmp(g, "choice"))
+            hit = c->choice != NULL;
+        else if (!strcmp(g, "alternatives"))
+            hit = c->nallow > 0;
+        for (unsigned b = 0; b < IWC_NEEDS_COUNT_ && !hit; b++)
+            hit = !strcmp(g, iwc_needs_name(b)) && (c->needs & (1u << b));
+    }
+    free(buf);
+    return hit;
+}
+
+static bool tags_valid(const char *sel) {
+    char *buf = strdup(sel);
+    bool ok = buf != NULL;
+    char *save = NULL;
+    for (char *g = buf ? strtok_r(buf, ",", &save) : NULL; g && ok;
+         g = strtok_r(NULL, ",", &save)) {
+        bool known = !strcmp(g, "slow") || !strcmp(g, "choice") || !strcmp(g, "alternatives");
+        for (unsigned b = 0; b < IWC_NEEDS_COUNT_; b++)
+            known |= !strcmp(g, iwc_needs_name(b));
+        ok = known;
+    }
+    free(buf);
+    return ok;
+}
+
+/* Empty a reused --out of what an earlier run wrote (reports, pcaps/, logs/),
+ * so nothing stale sits beside this run's results. Other files stay. */
+static void clean_out(const char *dir) {
+    static const char *const files[] = {"results.json", "junit.xml", "report.html"};
+    char p[PATH_MAX + 64];
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+        remove(p);
+    }
+    static const char *const subs[][2] = {{"pcaps", ".pcap"}, {"logs", ".log"}};
+    for (size_t s = 0; s < 2; s++) {
+        snprintf(p, sizeof p, "%s/%s", dir, subs[s][0]);
+        int n;
+        char **names = list_dir(p, subs[s][1], false, &n);
+        for (int i = 0; names && i < n; i++) {
+            char f[PATH_MAX * 2];
+            snprintf(f, sizeof f, "%s/%s", p, names[i]);
+            remove(f);
+        }
+        if (names)
+            free_names(names, n);
+    }
+}
+
 static void default_cases_dir(char *out, size_t n) {
     /* Installed layout first (bin/../share/...), then the source tree. */
     char exe[PATH_MAX];
@@ -315,6 +438,18 @@ static const char *colour(iwc_status s, bool on) {
     return (unsigned)s < 6 ? c[s] : "";
 }
 
+/* host as the numeric address a connect to it would use ("" if none). */
+static void numeric_host(const char *host, char *out, size_t n) {
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_socktype = SOCK_STREAM;
+    out[0] = 0;
+    if (getaddrinfo(host, NULL, &hints, &res) != 0)
+        return;
+    if (getnameinfo(res->ai_addr, res->ai_addrlen, out, (socklen_t)n, NULL, 0, NI_NUMERICHOST))
+        out[0] = 0;
+    freeaddrinfo(res);
+}
+
 static void print_line(const iwc_entry *e, int idx, int total, bool col) {
     const char *reset = col ? "\033[0m" : "";
     char st[16];
@@ -324,16 +459,125 @@ static void print_line(const iwc_entry *e, int idx, int total, bool col) {
     printf("[%3d/%-3d] %s%-9s%s %-46s %5.0f ms\n", idx, total, colour(e->r.status, col), st, reset,
            e->c.id, (double)e->r.duration_us / 1000.0);
     if (e->r.status == IWC_FAIL || e->r.status == IWC_ERROR) {
+        /* the sections that decide the verdict, then what went wrong */
+        printf("            ");
+        for (int i = 0; i < e->c.nrfc; i++)
+            printf("%s%s", i ? ", " : "", e->c.rfc[i]);
+        printf("\n");
         for (int i = 0; i < e->r.nmsgs && i < 4; i++)
             printf("            %s\n", e->r.msgs[i]);
         if (e->r.nmsgs > 4)
             printf("            (%d more in the reports)\n", e->r.nmsgs - 4);
-    } else if (e->r.status == IWC_SKIP || e->r.status == IWC_DEVIATION) {
+    } else if (e->r.status == IWC_SKIP || e->r.status == IWC_DEVIATION ||
+               e->r.status == IWC_NOTRUN) {
         printf("            %s\n", e->r.status == IWC_DEVIATION ? e->r.deviation : iwc_result_reason(&e->r));
     } else if (e->r.status == IWC_FIXED) {
         printf("            listed as an expected deviation but passed: remove it from the list\n");
     }
+    if (e->r.outcome && (e->r.status == IWC_PASS || e->r.status == IWC_FIXED))
+        printf("            conformant, chose %s\n", e->r.outcome);
     fflush(stdout);
+}
+
+/* --agent A,B,...: several connections at once. One runner per agent (an
+ * agent serves one runner), each a child iwarp-conform with the same
+ * options, its reports in OUT/conn-N/ and its console in OUT/conn-N.txt.
+ * The status is the worst child's (1 over 3 over 4 over 5 over 0). */
+static int several_agents(int argc, char **argv, const char *agents, const char *out_dir) {
+    if (!out_dir) {
+        fprintf(stderr, "iwarp-conform: several agents (--agent A,B) need --out DIR\n");
+        return EXIT_USAGE;
+    }
+    char *list = strdup(agents);
+    if (!list || mkdir_p(out_dir) < 0) {
+        fprintf(stderr, "iwarp-conform: cannot create %s\n", out_dir);
+        free(list);
+        return EXIT_USAGE;
+    }
+    enum { MAXC = 16 };
+    pid_t pid[MAXC];
+    char *names[MAXC];
+    int n = 0;
+    char *save = NULL;
+    for (char *a = strtok_r(list, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+        char h[256];
+        uint16_t port;
+        if (n == MAXC || parse_hostport(a, h, sizeof h, &port) < 0) {
+            fprintf(stderr, "iwarp-conform: --agent: '%s' is not HOST:PORT (at most %d agents)\n",
+                    a, MAXC);
+            free(list);
+            return EXIT_USAGE;
+        }
+        names[n++] = a;
+    }
+    printf("iwarp-conform %s: %d connections at once, reports in %s/conn-N/\n", IW_VERSION_STR, n,
+           out_dir);
+    fflush(stdout);
+    for (int c = 0; c < n; c++) {
+        char dir[PATH_MAX], con[PATH_MAX + 8];
+        snprintf(dir, sizeof dir, "%s/conn-%d", out_dir, c + 1);
+        snprintf(con, sizeof con, "%s.txt", dir);
+        char **av = calloc((size_t)argc + 1, sizeof *av);
+        if (!av)
+            break;
+        for (int k = 0; k < argc; k++) {
+            av[k] = argv[k];
+            if (k && (!strcmp(argv[k - 1], "--agent") || !strcmp(argv[k - 1], "-a")))
+                av[k] = names[c];
+            else if (k && !strcmp(argv[k - 1], "--out"))
+                av[k] = dir;
+            else if (!strncmp(argv[k], "--agent=", 8) || !strncmp(argv[k], "--out=", 6))
+                av[k] = NULL; /* only the spaced forms are rewritten */
+        }
+        bool ok = true;
+        for (int k = 0; k < argc; k++)
+            ok &= av[k] != NULL;
+        if (!ok) {
+            fprintf(stderr, "iwarp-conform: with several agents write '--agent A,B' and '--out DIR'"
+                            " as separate words\n");
+            free(av);
+            free(list);
+            return EXIT_USAGE;
+        }
+        fflush(stdout);
+        pid[c] = fork();
+        if (pid[c] == 0) {
+            FILE *o = freopen(con, "w", stdout);
+            if (o)
+                dup2(fileno(stdout), STDERR_FILENO);
+            execv("/proc/self/exe", av);
+            _exit(EXIT_USAGE);
+        }
+        free(av);
+    }
+    int worst = EXIT_OK;
+    static const int rank[] = {[EXIT_OK] = 0, [EXIT_NOTHING] = 1, [EXIT_FIXED] = 2,
+                               [EXIT_AGENT] = 3, [EXIT_USAGE] = 4, [EXIT_FAILURES] = 5};
+    for (int c = 0; c < n; c++) {
+        int st = 0;
+        int rc = pid[c] > 0 && waitpid(pid[c], &st, 0) == pid[c] && WIFEXITED(st)
+                     ? WEXITSTATUS(st)
+                     : EXIT_FAILURES;
+        if (rc > EXIT_NOTHING)
+            rc = EXIT_FAILURES;
+        printf("connection %d (agent %s): exit %d, console %s/conn-%d.txt\n", c + 1, names[c], rc,
+               out_dir, c + 1);
+        /* its summary lines: the counts and, when soaking, the failing iterations */
+        char con[PATH_MAX + 16];
+        snprintf(con, sizeof con, "%s/conn-%d.txt", out_dir, c + 1);
+        FILE *f = fopen(con, "r");
+        char line[4096];
+        while (f && fgets(line, sizeof line, f))
+            if (!strncmp(line, "soak:", 5) || strstr(line, " cases: ") ||
+                !strncmp(line, "iteration ", 10))
+                printf("    %s", line);
+        if (f)
+            fclose(f);
+        if (rank[rc] > rank[worst])
+            worst = rc;
+    }
+    free(list);
+    return worst;
 }
 
 /* ---- main ---- */
@@ -341,13 +585,14 @@ static void print_line(const iwc_entry *e, int idx, int total, bool col) {
 int main(int argc, char **argv) {
     const char *agent_arg = NULL, *cases_dir = NULL, *filter = NULL, *out_dir = NULL;
     const char *dev_file = NULL, *iut_host = NULL, *local_host = NULL, *list_fmt = NULL;
-    const char *local_listen = NULL, *case_hook = NULL;
+    const char *local_listen = NULL, *case_hook = NULL, *rfc_sel = NULL, *tag_sel = NULL;
+    int repeat = 1, duration_s = 0;
     int iut_port[2] = {0, 0};
     int timeout_ms = 2000, mpa_timeout_ms = 10000, reply_settle_ms = 0, verbose = 0, color = -1;
     bool slow = false, list = false, coverage = false;
     enum { O_CASES = 256, O_FILTER, O_OUT, O_DEV, O_IUT, O_LOCAL, O_TMO, O_MPATMO, O_SLOW,
            O_LIST, O_MD, O_JSON, O_COVERAGE, O_COLOR, O_NOCOLOR, O_VERSION, O_IUTPORT,
-           O_LLISTEN, O_SETTLE, O_HOOK };
+           O_LLISTEN, O_SETTLE, O_HOOK, O_RFC, O_TAG, O_REPEAT, O_DURATION };
     static const struct option opts[] = {
         {"agent", required_argument, 0, 'a'},       {"cases", required_argument, 0, O_CASES},
         {"filter", required_argument, 0, O_FILTER}, {"out", required_argument, 0, O_OUT},
@@ -363,6 +608,8 @@ int main(int argc, char **argv) {
         {"local-listen", required_argument, 0, O_LLISTEN},
         {"reply-settle-ms", required_argument, 0, O_SETTLE},
         {"case-hook", required_argument, 0, O_HOOK},
+        {"rfc", required_argument, 0, O_RFC},       {"tag", required_argument, 0, O_TAG},
+        {"repeat", required_argument, 0, O_REPEAT}, {"duration", required_argument, 0, O_DURATION},
         {0, 0, 0, 0}};
     int c;
     opterr = 0;
@@ -408,6 +655,31 @@ int main(int argc, char **argv) {
             break;
         case O_HOOK:
             case_hook = optarg;
+            break;
+        case O_RFC:
+            rfc_sel = optarg;
+            break;
+        case O_TAG:
+            if (!tags_valid(optarg)) {
+                fprintf(stderr, "iwarp-conform: --tag '%s': known tags are slow, choice, "
+                                "alternatives and the needs: words (atomics, markers, ...)\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            tag_sel = optarg;
+            break;
+        case O_REPEAT:
+            if (parse_int(optarg, 1, 1000000, &repeat) < 0) {
+                fprintf(stderr, "iwarp-conform: --repeat wants 1..1000000, got '%s'\n", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case O_DURATION:
+            if (parse_int(optarg, 1, 7 * 86400, &duration_s) < 0) {
+                fprintf(stderr, "iwarp-conform: --duration wants seconds 1..604800, got '%s'\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
             break;
         case O_SETTLE:
             if (parse_int(optarg, 0, 10000, &reply_settle_ms) < 0) {
@@ -470,8 +742,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "iwarp-conform: --markdown, --json and --coverage go with --list\n");
         return EXIT_USAGE;
     }
+    char cmdline[2048] = "";
+    for (int i = 0, o = 0; i < argc && o < (int)sizeof cmdline - 1; i++) {
+        int w = snprintf(cmdline + o, sizeof cmdline - (size_t)o, "%s%s", i ? " " : "", argv[i]);
+        o += w > 0 ? w : 0;
+    }
     char agent_host[256] = "";
     uint16_t agent_port = 0;
+    if (!list && agent_arg && strchr(agent_arg, ','))
+        return several_agents(argc, argv, agent_arg, out_dir);
     if (!list) {
         if (!agent_arg) {
             fprintf(stderr, "iwarp-conform: --agent HOST:PORT is required (see --help)\n");
@@ -509,14 +788,20 @@ int main(int argc, char **argv) {
     }
     int selected = 0;
     for (int i = 0; i < cs.n; i++)
-        selected += cs.v[i].selected = filter_match(filter, &cs.v[i].c);
+        selected += cs.v[i].selected = filter_match(filter, &cs.v[i].c) &&
+                                       rfc_match(rfc_sel, &cs.v[i].c) &&
+                                       tag_match(tag_sel, &cs.v[i].c);
     if (!selected) {
-        fprintf(stderr, "iwarp-conform: --filter '%s' matches no case\n", filter ? filter : "");
+        fprintf(stderr, "iwarp-conform: --filter '%s'%s%s%s%s matches no case\n",
+                filter ? filter : "", rfc_sel ? " --rfc " : "", rfc_sel ? rfc_sel : "",
+                tag_sel ? " --tag " : "", tag_sel ? tag_sel : "");
         rc = EXIT_USAGE;
         goto out;
     }
     if (list) {
-        if (coverage)
+        if (coverage && list_fmt && !strcmp(list_fmt, "json"))
+            iwc_coverage_json(stdout, cs.v, cs.n);
+        else if (coverage)
             iwc_coverage(stdout, cs.v, cs.n, list_fmt && !strcmp(list_fmt, "markdown"));
         else
             iwc_list(stdout, cs.v, cs.n, list_fmt ? list_fmt : "plain");
@@ -541,8 +826,11 @@ int main(int argc, char **argv) {
     }
     char pcap_dir[PATH_MAX] = "";
     if (out_dir) {
+        char log_dir[PATH_MAX + 8];
         snprintf(pcap_dir, sizeof pcap_dir, "%s/pcaps", out_dir);
-        if (mkdir_p(pcap_dir) < 0) {
+        snprintf(log_dir, sizeof log_dir, "%s/logs", out_dir);
+        clean_out(out_dir);
+        if (mkdir_p(pcap_dir) < 0 || mkdir_p(log_dir) < 0) {
             fprintf(stderr, "iwarp-conform: cannot create %s: %s\n", pcap_dir, strerror(errno));
             rc = EXIT_USAGE;
             goto out;
@@ -559,6 +847,8 @@ int main(int argc, char **argv) {
     memset(&env, 0, sizeof env);
     env.agent = &agent;
     snprintf(env.iut_host, sizeof env.iut_host, "%s", iut_host ? iut_host : agent_host);
+    if (!iut_port[1])
+        numeric_host(env.iut_host, env.iut_listen_host, sizeof env.iut_listen_host);
     snprintf(env.local_host, sizeof env.local_host, "%s",
              local_host ? local_host : agent.local_addr[0] ? agent.local_addr : "127.0.0.1");
     env.iut_listen_port = (uint16_t)iut_port[0];
@@ -580,83 +870,228 @@ int main(int argc, char **argv) {
            agent.caps.impl, agent_arg);
     fflush(stdout);
 
-    iwc_meta meta = {agent_arg, agent.caps.impl, dev_file, iwc_wall_us(), 0, NULL, 0};
+    iwc_meta meta;
+    memset(&meta, 0, sizeof meta);
+    meta.agent = agent_arg;
+    meta.impl = agent.caps.impl;
+    meta.deviations = dev_file;
+    meta.started_us = iwc_wall_us();
+    meta.cases_dir = cases_dir;
+    meta.filter = filter;
+    meta.rfc_sel = rfc_sel;
+    meta.tag_sel = tag_sel;
+    char hash[20];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)cs.hash);
+    meta.case_hash = hash;
+    meta.cases_loaded = cs.n;
+    meta.selected = selected;
+    meta.timeout_ms = timeout_ms;
+    meta.mpa_timeout_ms = mpa_timeout_ms;
+    meta.reply_settle_ms = reply_settle_ms;
+    meta.slow = slow;
+    meta.hello = agent.hello;
+    meta.cmdline = cmdline;
     uint64_t t0 = iwc_now_us();
     int idx = 0;
-    for (int i = 0; i < cs.n; i++) {
-        iwc_entry *e = &cs.v[i];
-        if (!e->selected)
-            continue;
-        idx++;
-        if (verbose)
-            printf("--- %s (%s)\n", e->c.id, e->path);
-        if (case_hook) {
-            /* e.g. a marker in a guest's kernel log, so that a crash can be
-             * pinned on the case that was running */
-            setenv("IWC_CASE_ID", e->c.id, 1);
-            int hrc = system(case_hook);
-            if (hrc != 0)
-                fprintf(stderr, "iwarp-conform: --case-hook exited %d before %s\n", hrc, e->c.id);
-        }
-        iwc_run_case(&env, &e->c, &e->r);
-        e->ran = true;
-        if (e->r.status == IWC_FAIL) {
-            iwc_dev *used[16], *d;
-            int nu = iwc_dev_cover(&devs, e->c.id, e->r.msgs, e->r.nmsgs, used, 16);
-            if (nu) {
-                e->r.status = IWC_DEVIATION;
-                size_t len = 1;
-                for (int k = 0; k < nu; k++)
-                    len += strlen(used[k]->reason) + 2;
-                e->r.deviation = malloc(len);
-                if (e->r.deviation)
-                    e->r.deviation[0] = 0;
-                for (int k = 0; k < nu; k++) {
-                    used[k]->matched++;
-                    /* entries may share a reason: say it once */
-                    if (e->r.deviation && !strstr(e->r.deviation, used[k]->reason)) {
-                        if (e->r.deviation[0])
-                            strcat(e->r.deviation, "; ");
-                        strcat(e->r.deviation, used[k]->reason);
+    bool reconnected = false, stop = false;
+    for (int iter = 1; !stop; iter++) {
+        meta.iterations = iter;
+        idx = 0;
+        for (int i = 0; i < cs.n; i++) {
+            iwc_entry *e = &cs.v[i];
+            if (!e->selected)
+                continue;
+            idx++;
+            /* soak: later iterations run into e->r, the first bad one is kept */
+            bool again = iter > 1;
+            iwc_result keep;
+            if (again) {
+                keep = e->r;
+                memset(&e->r, 0, sizeof e->r);
+            }
+            if (verbose)
+                printf("--- %s (%s)\n", e->c.id, e->path);
+            if (case_hook) {
+                /* e.g. a marker in a guest's kernel log, so that a crash can be
+                 * pinned on the case that was running */
+                setenv("IWC_CASE_ID", e->c.id, 1);
+                int hrc = system(case_hook);
+                if (hrc != 0)
+                    fprintf(stderr, "iwarp-conform: --case-hook exited %d before %s\n", hrc,
+                            e->c.id);
+            }
+            FILE *clog = NULL;
+            if (out_dir) {
+                char lp[PATH_MAX + 80];
+                snprintf(lp, sizeof lp, "%s/logs/%s.log", out_dir, e->c.id);
+                clog = fopen(lp, again ? "a" : "w");
+                if (clog) {
+                    fprintf(clog, "=== %s (%s), iteration %d\n%s\n", e->c.id, e->path, iter,
+                            e->c.title);
+                    for (int k = 0; k < e->c.nrfc; k++)
+                        fprintf(clog, "%s%s", k ? ", " : "", e->c.rfc[k]);
+                    fputc('\n', clog);
+                    if (!e->log)
+                        e->log = iwc_strf("logs/%s.log", e->c.id);
+                }
+            }
+            env.case_log = clog;
+            iwc_run_case(&env, &e->c, &e->r);
+            env.case_log = NULL;
+            e->ran = true;
+            if (e->r.status == IWC_FAIL) {
+                iwc_dev *used[16], *d;
+                int nu = iwc_dev_cover(&devs, e->c.id, e->r.msgs, e->r.nmsgs, used, 16);
+                if (nu) {
+                    e->r.status = IWC_DEVIATION;
+                    size_t len = 1;
+                    for (int k = 0; k < nu; k++)
+                        len += strlen(used[k]->reason) + 2;
+                    e->r.deviation = malloc(len);
+                    if (e->r.deviation)
+                        e->r.deviation[0] = 0;
+                    for (int k = 0; k < nu; k++) {
+                        used[k]->matched++;
+                        /* entries may share a reason: say it once */
+                        if (e->r.deviation && !strstr(e->r.deviation, used[k]->reason)) {
+                            if (e->r.deviation[0])
+                                strcat(e->r.deviation, "; ");
+                            strcat(e->r.deviation, used[k]->reason);
+                        }
+                    }
+                } else if ((d = iwc_dev_for(&devs, e->c.id, false))) {
+                    /* Listed, but failing differently: a new failure stays one. */
+                    char *m = iwc_strf("listed deviations name this case, but not every failure is "
+                                       "one of their outcomes (first entry's: \"%s\")",
+                                       d->outcome);
+                    char **nm =
+                        m ? realloc(e->r.msgs, (size_t)(e->r.nmsgs + 1) * sizeof *nm) : NULL;
+                    if (nm) {
+                        e->r.msgs = nm;
+                        e->r.msgs[e->r.nmsgs++] = m;
+                    } else {
+                        free(m);
                     }
                 }
-            } else if ((d = iwc_dev_for(&devs, e->c.id, false))) {
-                /* Listed, but failing differently: a new failure stays one. */
-                char *m = iwc_strf("listed deviations name this case, but not every failure is "
-                                   "one of their outcomes (first entry's: \"%s\")",
-                                   d->outcome);
-                char **nm = m ? realloc(e->r.msgs, (size_t)(e->r.nmsgs + 1) * sizeof *nm) : NULL;
-                if (nm) {
-                    e->r.msgs = nm;
-                    e->r.msgs[e->r.nmsgs++] = m;
-                } else {
-                    free(m);
+            } else if (e->r.status == IWC_PASS) {
+                iwc_dev *d = iwc_dev_for(&devs, e->c.id, true);
+                if (d) {
+                    d->matched++;
+                    e->r.status = IWC_FIXED;
                 }
             }
-        } else if (e->r.status == IWC_PASS) {
-            iwc_dev *d = iwc_dev_for(&devs, e->c.id, true);
-            if (d) {
-                d->matched++;
-                e->r.status = IWC_FIXED;
+            bool bad = e->r.status == IWC_FAIL || e->r.status == IWC_ERROR;
+            e->runs++;
+            if (bad) {
+                e->bad_runs++;
+                char *nb = iwc_strf("%s%s%d (%s)", e->bad_iters ? e->bad_iters : "",
+                                    e->bad_iters ? ", " : "", iter, iwc_status_name(e->r.status));
+                if (nb) {
+                    free(e->bad_iters);
+                    e->bad_iters = nb;
+                }
+            }
+            if (clog) {
+                fprintf(clog, "=== %s: %s\n", iwc_status_name(e->r.status),
+                        e->r.status == IWC_DEVIATION ? e->r.deviation : "");
+                for (int k = 0; k < e->r.nmsgs; k++)
+                    fprintf(clog, "  %s\n", e->r.msgs[k]);
+                if (e->r.outcome)
+                    fprintf(clog, "  conformant, chose %s\n", e->r.outcome);
+                fclose(clog);
+            }
+            bool replaced = true;
+            if (again) {
+                bool keep_bad = keep.status == IWC_FAIL || keep.status == IWC_ERROR;
+                if (bad && !keep_bad) {
+                    iwc_result_free(&keep);
+                } else {
+                    iwc_result_free(&e->r);
+                    e->r = keep;
+                    replaced = false;
+                }
+            }
+            if (out_dir && replaced && e->r.cap.used) {
+                char path[PATH_MAX + 64], err[256];
+                snprintf(path, sizeof path, "%s/%s.pcap", pcap_dir, e->c.id);
+                if (iwc_pcap_write(path, &e->r.cap, err, sizeof err) == 0) {
+                    if (!e->pcap)
+                        e->pcap = iwc_strf("pcaps/%s.pcap", e->c.id);
+                }
+                else
+                    fprintf(stderr, "iwarp-conform: pcap: %s\n", err);
+            }
+            if (!again) {
+                print_line(e, idx, selected, col);
+            } else if (bad) {
+                printf("iteration %d: ", iter);
+                print_line(e, idx, selected, col);
+            }
+            /* The agent went away (or stopped answering, or sent what cannot be
+             * trusted). The protocol resets on a new connection (reset), so try
+             * once to reconnect and go on; else the rest is listed as not run. */
+            if (agent.fd < 0) {
+                char why[256];
+                snprintf(why, sizeof why, "%s", agent.err);
+                bool back = false;
+                if (!reconnected) {
+                    reconnected = true;
+                    iwc_agent_close(&agent);
+                    back = iwc_agent_connect(&agent, agent_host, agent_port, 3000) == 0 &&
+                           iwc_agent_hello(&agent, 5000) == 0;
+                }
+                char *w = iwc_strf("lost the agent after %s (%s); %s", e->c.id, why,
+                                   back ? "reconnected and continued"
+                                        : "the remaining cases were not run");
+                fprintf(stderr, "iwarp-conform: %s\n", w ? w : why);
+                char **nw =
+                    w ? realloc(meta.warnings, (size_t)(meta.nwarnings + 1) * sizeof *nw) : NULL;
+                if (nw) {
+                    meta.warnings = nw;
+                    meta.warnings[meta.nwarnings++] = w;
+                } else {
+                    free(w);
+                }
+                if (back)
+                    continue;
+                rc = EXIT_AGENT;
+                stop = true;
+                for (int q = i + 1; q < cs.n && iter == 1; q++) {
+                    iwc_entry *x = &cs.v[q];
+                    if (!x->selected)
+                        continue;
+                    x->ran = true; /* reported, as not run */
+                    x->r.status = IWC_NOTRUN;
+                    x->r.msgs = malloc(sizeof *x->r.msgs);
+                    if (x->r.msgs &&
+                        (x->r.msgs[0] = iwc_strf("not run: the agent was lost (%s)", why)))
+                        x->r.nmsgs = 1;
+                    print_line(x, ++idx, selected, col);
+                }
+                break;
             }
         }
-        if (out_dir && e->r.cap.used) {
-            char path[PATH_MAX + 64], err[256];
-            snprintf(path, sizeof path, "%s/%s.pcap", pcap_dir, e->c.id);
-            if (iwc_pcap_write(path, &e->r.cap, err, sizeof err) == 0)
-                e->pcap = iwc_strf("pcaps/%s.pcap", e->c.id);
-            else
-                fprintf(stderr, "iwarp-conform: pcap: %s\n", err);
-        }
-        print_line(e, idx, selected, col);
-        /* The agent went away (or stopped answering): nothing more can run. */
-        if (agent.fd < 0) {
-            fprintf(stderr, "iwarp-conform: lost the agent (%s); stopping\n", agent.err);
-            rc = EXIT_AGENT;
-            break;
-        }
+        uint64_t el = iwc_now_us() - t0;
+        if (iter >= repeat && (!duration_s || el >= (uint64_t)duration_s * 1000000u))
+            stop = true;
+        if (!stop)
+            printf("--- soak: iteration %d done (%.1f s)\n", iter, (double)el / 1e6);
     }
     meta.duration_us = iwc_now_us() - t0;
+    if (meta.iterations > 1) {
+        int bad_runs = 0, runs = 0;
+        for (int i = 0; i < cs.n; i++) {
+            bad_runs += cs.v[i].bad_runs;
+            runs += cs.v[i].runs;
+        }
+        printf("soak: %d iterations, %d case runs, %d failed or errored", meta.iterations, runs,
+               bad_runs);
+        for (int i = 0; i < cs.n; i++)
+            if (cs.v[i].bad_iters)
+                printf("%s %s in iteration %s", bad_runs ? ";" : "", cs.v[i].c.id,
+                       cs.v[i].bad_iters);
+        printf("\n");
+    }
     for (int i = 0; i < devs.n; i++) {
         bool known = false;
         for (int k = 0; k < cs.n && !known; k++)
@@ -676,8 +1111,8 @@ int main(int argc, char **argv) {
     iwc_counts k;
     iwc_count(cs.v, cs.n, &k);
     printf("\n%d cases: %d passed, %d failed, %d errors, %d expected deviations, %d fixed "
-           "deviations, %d skipped (%.1f s)\n",
-           k.total, k.pass, k.fail, k.error, k.deviation, k.fixed, k.skip,
+           "deviations, %d skipped, %d not run (%.1f s)\n",
+           k.total, k.pass, k.fail, k.error, k.deviation, k.fixed, k.skip, k.notrun,
            (double)meta.duration_us / 1e6);
     for (int i = 0; i < meta.nwarnings; i++)
         printf("warning: %s\n", meta.warnings[i]);
@@ -697,8 +1132,13 @@ int main(int argc, char **argv) {
         if (werr && rc == EXIT_OK)
             rc = EXIT_FAILURES;
     }
+    /* Every state shows in the status (docs/conformance.md "Exit status"). */
     if (rc == EXIT_OK && (k.fail || k.error))
         rc = EXIT_FAILURES;
+    if (rc == EXIT_OK && k.fixed)
+        rc = EXIT_FIXED;
+    if (rc == EXIT_OK && k.total && k.skip == k.total)
+        rc = EXIT_NOTHING;
     for (int i = 0; i < meta.nwarnings; i++)
         free(meta.warnings[i]);
     free(meta.warnings);
@@ -710,6 +1150,8 @@ out:
         iwc_result_free(&cs.v[i].r);
         free(cs.v[i].path);
         free(cs.v[i].pcap);
+        free(cs.v[i].log);
+        free(cs.v[i].bad_iters);
     }
     free(cs.v);
     return rc;

@@ -115,6 +115,10 @@ int iwc_agent_call(iwc_agent *a, const char *json, iw_json_doc *doc, int timeout
         char *nl = a->in_len ? memchr(a->in, '\n', a->in_len) : NULL;
         if (nl) {
             size_t k = (size_t)(nl - a->in);
+            size_t keep = k < sizeof a->last - 1 ? k : sizeof a->last - 1;
+            memcpy(a->last, a->in, keep);
+            a->last[keep] = 0;
+            a->last_len = k;
             int rc = iw_json_parse(doc, a->in, k);
             memmove(a->in, nl + 1, a->in_len - k - 1);
             a->in_len -= k + 1;
@@ -148,8 +152,13 @@ int iwc_agent_call(iwc_agent *a, const char *json, iw_json_doc *doc, int timeout
         if (n <= 0 || !(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
             continue;
         if (a->in_len + 65536 > a->in_cap) {
-            if (a->in_cap >= IWC_AGENT_LINE_MAX)
+            if (a->in_cap >= IWC_AGENT_LINE_MAX) {
+                /* The rest of that line would pair with the next request. */
+                close(a->fd);
+                a->fd = -1;
+                a->in_len = 0;
                 return agent_fail(a, "the agent sent a response line over 64 MiB");
+            }
             size_t cap = a->in_cap ? a->in_cap * 2 : 131072;
             char *nb = realloc(a->in, cap);
             if (!nb)
@@ -194,6 +203,7 @@ int iwc_agent_hello(iwc_agent *a, int timeout_ms) {
         iw_json_free(&d);
         return -1;
     }
+    snprintf(a->hello, sizeof a->hello, "%s", a->last);
     const iw_json *root = &d.nodes[0];
     iwc_caps *c = &a->caps;
     memset(c, 0, sizeof *c);

@@ -48,6 +48,9 @@ typedef struct iwc_agent {
     iwc_caps caps;
     char local_addr[64]; /* our address on the control connection */
     char err[256];
+    char last[1024];     /* the last response line (cut), for traces */
+    size_t last_len;     /* its whole length */
+    char hello[1024];    /* the hello response line (cut), for provenance */
 } iwc_agent;
 
 /* Connect to host:port (numeric or a name), retrying until timeout_ms. */

@@ -11,6 +11,7 @@
 
 #include "iwc_agent.h"
 #include "iwc_util.h"
+#include <iwarp/err.h>
 
 /* ---- names ---- */
 
@@ -219,6 +220,7 @@ typedef struct parser {
     char *err;
     size_t errlen;
     bool failed;
+    int last_term; /* 1-based index of the last expect terminate step, 0: none */
 } parser;
 
 #if defined(__GNUC__)
@@ -297,6 +299,83 @@ bool iwc_parse_triple(const char *s, uint16_t *out) {
         return false;
     *out = (uint16_t)(v[0] << 12 | v[1] << 8 | v[2]);
     return true;
+}
+
+bool iwc_triple_registered(uint16_t t) { return iw_term_is_registered(t); }
+
+const char *iwc_outcome_str(const iwc_outcome *o, char *buf, size_t n) {
+    if (o->kind == IWC_OUT_DROP)
+        snprintf(buf, n, "silent drop");
+    else if (o->kind == IWC_OUT_UNCHECKED)
+        snprintf(buf, n, "check not made");
+    else if (o->kind == IWC_OUT_CLOSED)
+        snprintf(buf, n, "connection closed without Terminate");
+    else
+        snprintf(buf, n, "Terminate %X/%X/%X", iw_term_layer(o->triple), iw_term_etype(o->triple),
+                 iw_term_ecode(o->triple));
+    return buf;
+}
+
+bool iwc_outcome_eq(const iwc_outcome *a, const iwc_outcome *b) {
+    return a->kind == b->kind && (a->kind != IWC_OUT_TERM || a->triple == b->triple);
+}
+
+const char *iwc_case_allow(const iwc_case *c, const iwc_outcome *o) {
+    for (int i = 0; i < c->nallow; i++)
+        if (iwc_outcome_eq(&c->allow[i].o, o))
+            return c->allow[i].text;
+    return NULL;
+}
+
+/* One outcome: a registered L/E/C, "drop" or "unchecked". */
+static bool parse_outcome(const char *s, iwc_outcome *o) {
+    memset(o, 0, sizeof *o);
+    if (!strcmp(s, "drop")) {
+        o->kind = IWC_OUT_DROP;
+        return true;
+    }
+    if (!strcmp(s, "unchecked")) {
+        o->kind = IWC_OUT_UNCHECKED;
+        return true;
+    }
+    if (!strcmp(s, "closed")) {
+        o->kind = IWC_OUT_CLOSED;
+        return true;
+    }
+    o->kind = IWC_OUT_TERM;
+    return iwc_parse_triple(s, &o->triple);
+}
+
+/* "A|B|C" (sep '|') or "A,B" (sep ','): at most IWC_ALT_MAX, no repeats. */
+static int parse_outcomes(parser *p, const char *what, const char *v, char sep, iwc_outcome *out,
+                          uint8_t *nout) {
+    *nout = 0;
+    for (const char *s = v;;) {
+        size_t n = strcspn(s, sep == '|' ? "|" : ",");
+        char item[32];
+        if (n == 0 || n >= sizeof item)
+            return fail(p, "%s: empty or overlong outcome in '%s'", what, v);
+        memcpy(item, s, n);
+        item[n] = 0;
+        if (*nout == IWC_ALT_MAX)
+            return fail(p, "%s: more than %d outcomes", what, IWC_ALT_MAX);
+        iwc_outcome *o = &out[*nout];
+        if (!parse_outcome(item, o))
+            return fail(p, "%s: '%s' is not an outcome (a triple L/E/C, drop, unchecked, closed)",
+                        what, item);
+        if (o->kind == IWC_OUT_TERM && !iwc_triple_registered(o->triple))
+            return fail(p, "%s: %s is not in the RFC 6580 registry (RFC 5040 §4.8: layer 0 "
+                           "RDMAP, 1 DDP, 2 LLP, each with its own error types)",
+                        what, item);
+        for (uint8_t i = 0; i < *nout; i++)
+            if (iwc_outcome_eq(&out[i], o))
+                return fail(p, "%s: '%s' given twice", what, item);
+        (*nout)++;
+        s += n;
+        if (!*s)
+            return 0;
+        s++;
+    }
 }
 
 static int region_index(const iwc_case *c, const char *name, size_t n) {
@@ -739,6 +818,102 @@ static int parse_catches(parser *p, char *v) {
     return k->spec ? 0 : fail(p, "out of memory");
 }
 
+/* "allow: OUTCOME RFC n §s[: words]": the RFC text that permits an outcome
+ * of this case's expect terminate; the runner reports it with the outcome. */
+static int parse_allow(parser *p, char *v) {
+    iwc_case *c = p->c;
+    if (c->nallow == IWC_ALLOW_MAX)
+        return fail(p, "more than %d 'allow' lines", IWC_ALLOW_MAX);
+    size_t n = strcspn(v, " ");
+    char item[32];
+    if (n == 0 || n >= sizeof item)
+        return fail(p, "allow: wants an outcome (L/E/C, drop, unchecked, closed) and the RFC text");
+    memcpy(item, v, n);
+    item[n] = 0;
+    iwc_allow *a = &c->allow[c->nallow];
+    if (!parse_outcome(item, &a->o))
+        return fail(p, "allow: '%s' is not an outcome (L/E/C, drop, unchecked, closed)", item);
+    if (iwc_case_allow(c, &a->o))
+        return fail(p, "allow: '%s' given twice", item);
+    const char *text = v + n;
+    while (*text == ' ')
+        text++;
+    if (strncmp(text, "RFC ", 4) || text[4] < '0' || text[4] > '9')
+        return fail(p, "allow %s: the reason must start with the RFC that allows it "
+                       "('RFC 5044 §8: ...')",
+                    item);
+    a->text = dupn(text, strlen(text));
+    if (!a->text)
+        return fail(p, "out of memory");
+    c->nallow++;
+    return 0;
+}
+
+/* "tolerates: FAULT -> OUTCOME": iwarp-target with this fault is still
+ * conformant here and must pass, choosing OUTCOME (the fault matrix checks). */
+static int parse_tolerates(parser *p, char *v) {
+    iwc_case *c = p->c;
+    if (c->ntolerates == IWC_CATCH_MAX)
+        return fail(p, "more than %d 'tolerates' lines", IWC_CATCH_MAX);
+    char *arrow = strstr(v, "->");
+    if (!arrow)
+        return fail(p, "tolerates: wants 'FAULT -> OUTCOME', e.g. 'skip:2/0/2 -> drop'");
+    char *o = arrow + 2;
+    while (*o == ' ')
+        o++;
+    while (arrow > v && arrow[-1] == ' ')
+        arrow--;
+    *arrow = 0;
+    iwc_outcome oc;
+    if (!parse_outcome(o, &oc))
+        return fail(p, "tolerates: '%s' is not an outcome (L/E/C, drop, unchecked, closed)", o);
+    if (!iwc_fault_spec_valid(v))
+        return fail(p, "tolerates: '%s' is not a fault", v);
+    c->tolerates_o[c->ntolerates] = oc;
+    iwc_catch *k = &c->tolerates[c->ntolerates++];
+    char buf[64];
+    iwc_outcome_str(&oc, buf, sizeof buf);
+    k->reason = dupn(buf, strlen(buf));
+    k->spec = dupn(v, strlen(v));
+    return k->spec && k->reason ? 0 : fail(p, "out of memory");
+}
+
+/* Every outcome an expect terminate allows beyond its first needs the RFC
+ * words that permit it (allow:), and every allow: and tolerates: names one. */
+static int check_outcomes(parser *p) {
+    iwc_case *c = p->c;
+    for (int i = 0; i < c->nsteps; i++) {
+        const iwc_step *s = &c->steps[i];
+        if (s->kind != IWC_STEP_EXPECT || s->sub != IWC_EXPECT_TERMINATE || s->nalt < 2)
+            continue;
+        for (int a = 0; a < s->nalt; a++)
+            if (!iwc_case_allow(c, &s->alt[a])) {
+                char b[64];
+                p->line = s->line;
+                return fail(p, "expect terminate: outcome '%s' has no 'allow:' line naming the "
+                               "RFC words that allow it",
+                            iwc_outcome_str(&s->alt[a], b, sizeof b));
+            }
+    }
+    for (int k = 0; k < c->nallow + c->ntolerates; k++) {
+        const iwc_outcome *o = k < c->nallow ? &c->allow[k].o : &c->tolerates_o[k - c->nallow];
+        bool used = false;
+        for (int i = 0; i < c->nsteps && !used; i++) {
+            const iwc_step *s = &c->steps[i];
+            if (s->kind != IWC_STEP_EXPECT || s->sub != IWC_EXPECT_TERMINATE || s->nalt < 2)
+                continue;
+            for (int a = 0; a < s->nalt && !used; a++)
+                used = iwc_outcome_eq(&s->alt[a], o);
+        }
+        if (!used) {
+            p->line = 0;
+            return fail(p, "%s names an outcome no 'expect: terminate A|B' offers",
+                        k < c->nallow ? "allow:" : "tolerates:");
+        }
+    }
+    return 0;
+}
+
 static int parse_word_list(parser *p, const char *what, char *v, unsigned *out,
                            const char *const *names, size_t n) {
     char *save = NULL;
@@ -1018,6 +1193,22 @@ static int parse_send(parser *p, const tok *t, int nt) {
     }
     if (parse_args(p, s, t, from, nt, send_keys[k], false) < 0)
         return -1;
+    /* Limits the runner would only hit at run time, caught here: a plain
+     * number (no $REGION term) is known now. */
+    static const struct {
+        const char *key;
+        uint64_t min, max;
+        const char *why;
+    } lim[] = {{"len", 0, 64u << 20, "64 MiB, the most data the runner builds for one message"},
+               {"seg", 1, 1u << 24, "payload octets per DDP segment, at least 1"},
+               {"repeat", 1, 64, "1..64 copies in one TCP segment"}};
+    for (size_t i = 0; i < NELEM(lim); i++) {
+        const iwc_arg *a = iwc_step_arg(s, lim[i].key);
+        if (a && a->type == IWC_V_EXPR && a->e.n == 1 && !a->e.t[0].ref && a->e.t[0].op == '+' &&
+            (a->e.t[0].num < lim[i].min || a->e.t[0].num > lim[i].max))
+            return fail(p, "%s=%llu: out of range (%s)", lim[i].key,
+                        (unsigned long long)a->e.t[0].num, lim[i].why);
+    }
     /* crc= is a number on mpa: lines (the C bit); here it mangles the CRC. */
     const iwc_arg *crc = iwc_step_arg(s, "crc");
     if (crc && crc->type != IWC_V_WORD)
@@ -1036,15 +1227,56 @@ static int parse_expect(parser *p, const tok *t, int nt) {
         return -1;
     s->kind = IWC_STEP_EXPECT;
     s->sub = (uint8_t)k;
+    /* if=OUTCOME[,OUTCOME]: this expectation holds only after those outcomes
+     * of the last expect terminate (taken out before the kind's own keys). */
+    tok tt[TOK_MAX + 1];
+    int nn = 0;
+    for (int i = 0; i < nt; i++) {
+        if (i >= 2 && !strncmp(t[i].s, "if=", 3)) {
+            if (s->nonly)
+                return fail(p, "key 'if' given twice");
+            if (k == IWC_EXPECT_TERMINATE)
+                return fail(p, "expect terminate: if= is for the expectations after it");
+            if (!p->last_term)
+                return fail(p, "if=: no 'expect: terminate' with outcomes before this line");
+            if (parse_outcomes(p, "if", t[i].s + 3, ',', s->only, &s->nonly) < 0)
+                return -1;
+            const iwc_step *lt = &p->c->steps[p->last_term - 1];
+            for (int j = 0; j < s->nonly; j++) {
+                bool named = false;
+                for (int a = 0; a < lt->nalt; a++)
+                    named |= iwc_outcome_eq(&lt->alt[a], &s->only[j]);
+                if (!named)
+                    return fail(p, "if=: '%s' is not an outcome of the 'expect: terminate' on "
+                                   "line %d",
+                                t[i].s + 3, lt->line);
+            }
+            continue;
+        }
+        tt[nn++] = t[i];
+    }
+    t = tt;
+    nt = nn;
+    if (k == IWC_EXPECT_TERMINATE)
+        p->last_term = p->c->nsteps; /* 1-based */
     int from = 2;
     bool pos = nt > 2 && !strchr(t[2].s, '=') && !strchr(t[2].s, '<') && !strchr(t[2].s, '>');
     const char *posv = pos ? t[2].s : NULL;
     int rc = 0;
     switch (k) {
     case IWC_EXPECT_TERMINATE:
-        if (!posv || !iwc_parse_triple(posv, &s->triple))
-            return fail(p, "expect terminate: wants the triple, e.g. 'expect: terminate 1/1/0'");
-        s->has_triple = true;
+        if (!posv)
+            return fail(p, "expect terminate: wants the triple, e.g. 'expect: terminate 1/1/0' "
+                           "or 'expect: terminate 2/0/2|drop'");
+        if (parse_outcomes(p, "expect terminate", posv, '|', s->alt, &s->nalt) < 0)
+            return -1;
+        for (int i = s->nalt - 1; i >= 0; i--)
+            if (s->alt[i].kind == IWC_OUT_TERM) {
+                s->triple = s->alt[i].triple; /* the first Terminate named */
+                s->has_triple = true;
+            }
+        if (!s->has_triple)
+            return fail(p, "expect terminate: name at least one triple among the outcomes");
         from = 3;
         break;
     case IWC_EXPECT_FPDU:
@@ -1140,8 +1372,8 @@ static const char *const setup_kw[] = {"iut", "startup", "answer", "mpa", "peer"
                                        "peer-region", "recv"};
 static const char *const step_kw[] = {"send", "expect", "agent", "agent?", "wait", "close",
                                       "abort"};
-static const char *const header_kw[] = {"id", "title", "rfc", "catches", "tags", "needs",
-                                        "choice", "note", "timeout-ms"};
+static const char *const header_kw[] = {"id",    "title", "rfc",  "catches",   "tags", "needs",
+                                        "choice", "note", "timeout-ms", "allow", "tolerates"};
 
 static int parse_line(parser *p, char *line) {
     iwc_case *c = p->c;
@@ -1178,6 +1410,10 @@ static int parse_line(parser *p, char *line) {
             return set_str(p, &c->note, "note", rest);
         if (!strcmp(kw, "catches"))
             return parse_catches(p, rest);
+        if (!strcmp(kw, "allow"))
+            return parse_allow(p, rest);
+        if (!strcmp(kw, "tolerates"))
+            return parse_tolerates(p, rest);
         if (!strcmp(kw, "tags")) {
             static const char *const tags[] = {"slow"};
             return parse_word_list(p, "tags", rest, &c->tags, tags, NELEM(tags));
@@ -1275,7 +1511,7 @@ int iwc_case_parse(const char *text, size_t len, iwc_case *out, char *err, size_
     out->startup_auto = true;
     mpa_cfg_init(&out->iut_mpa);
     mpa_cfg_init(&out->peer_mpa);
-    parser p = {out, 0, err, errlen, false};
+    parser p = {out, 0, err, errlen, false, 0};
     if (errlen)
         err[0] = 0;
     if (len > IWC_TEXT_MAX) {
@@ -1334,6 +1570,8 @@ int iwc_case_parse(const char *text, size_t len, iwc_case *out, char *err, size_
         fail(&p, "missing 'rfc:' (the sections that decide this case)");
     else if (!out->nsteps)
         fail(&p, "no steps (send:, expect:, ...)");
+    else
+        check_outcomes(&p);
     if (p.failed)
         goto bad;
     return 0;
@@ -1356,6 +1594,12 @@ void iwc_case_free(iwc_case *c) {
         free(c->catches[i].spec);
         free(c->catches[i].reason);
     }
+    for (int i = 0; i < c->ntolerates; i++) {
+        free(c->tolerates[i].spec);
+        free(c->tolerates[i].reason);
+    }
+    for (int i = 0; i < c->nallow; i++)
+        free(c->allow[i].text);
     for (int i = 0; i < c->nsteps; i++)
         step_free(&c->steps[i]);
     free(c->steps);

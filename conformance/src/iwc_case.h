@@ -25,6 +25,8 @@
 #define IWC_NAME_MAX 16      /* region names */
 #define IWC_RFC_MAX 8
 #define IWC_CATCH_MAX 8
+#define IWC_ALT_MAX 4        /* outcomes of one expect terminate (1/1/0|0/1/2|drop) */
+#define IWC_ALLOW_MAX 8      /* allow: lines */
 
 /* ---- expressions: numbers and region fields joined by + - ^ | & ---- */
 
@@ -83,6 +85,29 @@ typedef struct iwc_arg {
     uint64_t list[IWC_LIST_MAX];
     uint8_t nlist;
 } iwc_arg;
+
+/* ---- outcomes: what an IUT may answer where the RFCs allow several ---- */
+
+typedef enum iwc_outcome_kind {
+    IWC_OUT_TERM = 0,  /* a Terminate with this triple */
+    IWC_OUT_DROP,      /* no Terminate; the segment neither delivered nor placed
+                          (RFC 5044 §8: an optimized MPA MAY silently drop) */
+    IWC_OUT_UNCHECKED, /* no Terminate; an OPTIONAL check not made, the message
+                          processed as if valid (RFC 5044 §8 code 3) */
+    IWC_OUT_CLOSED     /* no Terminate; the IUT tore the connection down (RFC 5040
+                          §6.2.1: "It is not always possible to send the Terminate") */
+} iwc_outcome_kind;
+
+typedef struct iwc_outcome {
+    uint8_t kind;   /* iwc_outcome_kind */
+    uint16_t triple; /* IWC_OUT_TERM */
+} iwc_outcome;
+
+/* "allow: OUTCOME RFC n §s: words": why the RFCs permit this outcome. */
+typedef struct iwc_allow {
+    iwc_outcome o;
+    char *text;
+} iwc_allow;
 
 /* ---- steps ---- */
 
@@ -164,8 +189,12 @@ typedef struct iwc_step {
     char *word;        /* positional word: region name, event type, opcode name */
     uint8_t region;    /* word resolved to a region, when it names one */
     bool has_region;
-    uint16_t triple;   /* positional L/E/C (term, expect terminate) */
+    uint16_t triple;   /* positional L/E/C (term; expect terminate: the first one) */
     bool has_triple;
+    iwc_outcome alt[IWC_ALT_MAX]; /* expect terminate: every allowed outcome */
+    uint8_t nalt;
+    iwc_outcome only[IWC_ALT_MAX]; /* if=: run this expectation only after these outcomes */
+    uint8_t nonly;
     iwc_arg *args;
     int nargs;
 } iwc_step;
@@ -236,6 +265,11 @@ typedef struct iwc_case {
     char *note;
     iwc_catch catches[IWC_CATCH_MAX];
     int ncatches;
+    iwc_catch tolerates[IWC_CATCH_MAX]; /* faults that stay conformant: reason = outcome */
+    iwc_outcome tolerates_o[IWC_CATCH_MAX];
+    int ntolerates;
+    iwc_allow allow[IWC_ALLOW_MAX];
+    int nallow;
     unsigned tags, needs;
     int timeout_ms; /* 0: the runner's default */
     iwc_role role;
@@ -265,5 +299,13 @@ const char *iwc_needs_name(unsigned bit);
 bool iwc_fault_spec_valid(const char *spec);
 /* Parse "L/E/C" (hex fields, optional 0x) into a triple. */
 bool iwc_parse_triple(const char *s, uint16_t *out);
+/* True when the triple's layer and error type exist in RFC 5040 §4.8 /
+ * RFC 6580 (layer 0 RDMAP, 1 DDP, 2 LLP). */
+bool iwc_triple_registered(uint16_t t);
+/* "Terminate 1/1/0", "silent drop", "check not made" into buf. */
+const char *iwc_outcome_str(const iwc_outcome *o, char *buf, size_t n);
+bool iwc_outcome_eq(const iwc_outcome *a, const iwc_outcome *b);
+/* The allow: text for o, or NULL. */
+const char *iwc_case_allow(const iwc_case *c, const iwc_outcome *o);
 
 #endif

@@ -31,7 +31,8 @@
 #define EMSS 1460      /* our segmentation: MULPDU for this EMSS (RFC 5044 §4.5) */
 
 const char *iwc_status_name(iwc_status s) {
-    static const char *const n[] = {"pass", "fail", "error", "skip", "deviation", "fixed"};
+    static const char *const n[] = {"pass", "fail", "error", "skip", "deviation", "fixed",
+                                    "notrun"};
     return (unsigned)s < sizeof n / sizeof *n ? n[s] : "?";
 }
 
@@ -143,6 +144,8 @@ typedef struct run {
     region_rt reg[IWC_REGIONS_MAX];
     int term_idx;         /* first Terminate from the IUT, or -1 */
     bool term_judged;     /* an expect terminate looked at it */
+    iwc_outcome chosen;   /* the outcome the last expect terminate saw (if= steps) */
+    bool has_chosen;
     bool rule4_reported;
     bool reject_startup; /* skipped IUT initiator: end its MPA startup with R=1 */
     int rx_mark;          /* rx frames when the last send step went out */
@@ -162,14 +165,19 @@ static void trace(run *r, int level, const char *fmt, ...)
 #endif
     ;
 static void trace(run *r, int level, const char *fmt, ...) {
-    if (r->env->verbose < level || !r->env->log)
+    bool con = r->env->verbose >= level && r->env->log;
+    if (!con && !r->env->case_log)
         return;
+    char buf[1400];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(r->env->log, "    %6.1f ", (double)(iwc_now_us() - r->t0) / 1000.0);
-    vfprintf(r->env->log, fmt, ap);
-    fputc('\n', r->env->log);
+    vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    double ms = (double)(iwc_now_us() - r->t0) / 1000.0;
+    if (con)
+        fprintf(r->env->log, "    %6.1f %s\n", ms, buf);
+    if (r->env->case_log) /* every level: the per-case log is the full trace */
+        fprintf(r->env->case_log, "%9.1f %s\n", ms, buf);
 }
 
 /* The text after a "line N: " prefix. */
@@ -383,12 +391,14 @@ static iw_json_doc *agent(run *r, int line, const char *json, int extra_ms) {
         return NULL;
     }
     iwc_idle idle = {idle_fn, r, r->fd};
-    trace(r, 2, "agent <- %.200s", json);
+    trace(r, 2, "agent <- %.600s", json);
     if (iwc_agent_call(r->env->agent, json, d, r->timeout_ms + extra_ms, &idle) < 0) {
         free(d);
         error(r, line, "agent: %s", r->env->agent->err);
         return NULL;
     }
+    const iwc_agent *a = r->env->agent;
+    trace(r, 2, "agent -> %.600s%s", a->last, a->last_len > 600 ? " ..." : "");
     return d;
 }
 
@@ -1107,32 +1117,9 @@ static void send_answer(run *r, iw_rdmap_msg *m, const uint8_t *pay, size_t payl
     iwc_buf_free(&seg);
 }
 
-static void msg_defaults(iw_rdmap_msg *m, unsigned opcode) {
-    memset(m, 0, sizeof *m);
-    m->rv = IW_RDMAP_VERSION;
-    m->opcode = (uint8_t)opcode;
-    m->ddp.dv = IW_DDP_VERSION;
-    m->ddp.last = true;
-    switch (opcode) {
-    case IW_OP_WRITE:
-    case IW_OP_READ_RESP:
-        m->ddp.tagged = true;
-        break;
-    case IW_OP_READ_REQ:
-    case IW_OP_ATOMIC_REQ:
-        m->ddp.qn = IW_QN_READ_REQ;
-        break;
-    case IW_OP_TERMINATE:
-        m->ddp.qn = IW_QN_TERMINATE;
-        break;
-    case IW_OP_ATOMIC_RESP:
-        m->ddp.qn = IW_QN_ATOMIC_RESP;
-        break;
-    default:
-        m->ddp.qn = IW_QN_SEND;
-        break;
-    }
-}
+/* A message skeleton: the library's (RFC 5040 §4.2, RFC 7306 §4), the one
+ * table the decoder judges with; an undefined opcode keeps QN 0 untagged. */
+static void msg_defaults(iw_rdmap_msg *m, unsigned opcode) { (void)iw_rdmap_msg_init(m, opcode); }
 
 static const uint8_t send_opcode[] = {
     [IWC_SEND_WRITE] = IW_OP_WRITE,       [IWC_SEND_READ_REQ] = IW_OP_READ_REQ,
@@ -1763,6 +1750,10 @@ static int setup(run *r) {
     uint16_t lport = 0;
     if (c->role == IWC_IUT_RESPONDER) {
         iw_jw_uint(&q.j, "port", r->env->iut_listen_port);
+        /* The IUT listens where we will connect (an agent on 127.0.0.2 or
+         * ::1 must not listen on 127.0.0.1); behind NAT the agent decides. */
+        if (r->env->iut_listen_host[0])
+            iw_jw_str(&q.j, "host", r->env->iut_listen_host);
     } else {
         /* We listen; the agent's IUT connects to us as MPA initiator. */
         struct addrinfo hints = {0}, *res = NULL;
@@ -1938,44 +1929,143 @@ static uint16_t ev_triple(const ev_entry *e) {
     return IW_TERM_TRIPLE(v[0] & 0xF, v[1] & 0xF, v[2]);
 }
 
+/* "Terminate 1/1/0 or 0/1/2, or silent drop": the step's outcomes, the
+ * triples first so that a message starts "expected Terminate <first>". */
+static const char *alts_str(const iwc_step *s, char *buf, size_t n) {
+    size_t o = 0;
+    int terms = 0;
+    buf[0] = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < s->nalt && o < n; i++) {
+            const iwc_outcome *a = &s->alt[i];
+            if ((a->kind == IWC_OUT_TERM) != (pass == 0))
+                continue;
+            char b[160];
+            int w = a->kind == IWC_OUT_TERM
+                        ? snprintf(buf + o, n - o, "%s%s", terms++ ? " or " : "Terminate ",
+                                   triple_str(a->triple, b, sizeof b))
+                        : snprintf(buf + o, n - o, ", or %s", iwc_outcome_str(a, b, sizeof b));
+            o += w > 0 ? (size_t)w : 0;
+        }
+    return buf;
+}
+
+static const iwc_outcome *step_alt(const iwc_step *s, unsigned kind, uint16_t triple) {
+    for (int i = 0; i < s->nalt; i++)
+        if (s->alt[i].kind == kind && (kind != IWC_OUT_TERM || s->alt[i].triple == triple))
+            return &s->alt[i];
+    return NULL;
+}
+
+/* Record the outcome the IUT chose; where the case allowed several, the
+ * result says which, with the RFC words that allow it ("conformant, chose
+ * silent drop"). */
+static void choose(run *r, const iwc_step *s, const iwc_outcome *o) {
+    r->chosen = *o;
+    r->has_chosen = true;
+    if (s->nalt < 2)
+        return;
+    char b[48];
+    const char *why = iwc_case_allow(r->c, o);
+    char *prev = r->res->outcome;
+    r->res->outcome = prev ? iwc_strf("%s; %s (%s)", prev, iwc_outcome_str(o, b, sizeof b), why)
+                           : iwc_strf("%s (%s)", iwc_outcome_str(o, b, sizeof b), why);
+    free(prev);
+    trace(r, 1, "the IUT chose %s", iwc_outcome_str(o, b, sizeof b));
+}
+
+/* A recv event with status ok the IUT raised and no step consumed yet: the
+ * offending Send was delivered (tells "check not made" from "silent drop"). */
+static bool delivered_unclaimed(run *r) {
+    poll_events(r, 0);
+    for (int i = 0; i < r->nev; i++) {
+        const ev_entry *e = &r->ev[i];
+        const iw_json *st = iw_json_get(e->doc, e->node, "status");
+        if (!e->consumed && !strcmp(ev_type(e), "recv") && st && st->type == IW_JSON_STR &&
+            !strcmp(st->str, "ok"))
+            return true;
+    }
+    return false;
+}
+
 static void exp_terminate(run *r, const iwc_step *s) {
-    char a[160], b[160];
-    uint16_t want = s->triple;
+    char a[160], b[160], alts[700];
     r->res->checks++;
     int oi = offending_frame(r, s);
     const sent_frame *of = oi >= 0 ? &r->sent[oi] : NULL;
     bool optional = arg_num_or(r, s, "optional", 0) != 0;
+    r->has_chosen = false;
+    alts_str(s, alts, sizeof alts);
     wait_for(r, term_arrived, r->timeout_ms);
     r->term_judged = true;
-    /* Whatever happens, the offending segment and everything after it must
-     * not land (RFC 5041 §7.1: later segments are dropped). */
-    for (int i = oi >= 0 ? oi : r->nsent; i < r->nsent; i++)
-        r->sent[i].rejected = true;
     if (r->term_idx < 0) {
+        const iwc_outcome *closed = step_alt(s, IWC_OUT_CLOSED, 0);
+        if (closed && r->eof) {
+            /* Torn down without a Terminate; nothing may have landed. */
+            for (int i = oi >= 0 ? oi : r->nsent; i < r->nsent; i++)
+                r->sent[i].rejected = true;
+            r->term_judged = false;
+            choose(r, s, closed);
+            return;
+        }
+        const iwc_outcome *unchecked = step_alt(s, IWC_OUT_UNCHECKED, 0);
+        const iwc_outcome *drop = step_alt(s, IWC_OUT_DROP, 0);
+        if (unchecked && (!drop || delivered_unclaimed(r))) {
+            /* The OPTIONAL check was not made: the segment counts as valid. */
+            r->term_judged = false;
+            choose(r, s, unchecked);
+            return;
+        }
+        /* The offending segment and everything after it must not land
+         * (RFC 5041 §7.1; RFC 5044 §8: a dropped segment is not delivered). */
+        for (int i = oi >= 0 ? oi : r->nsent; i < r->nsent; i++)
+            r->sent[i].rejected = true;
+        if (drop) {
+            /* A dropped segment is never delivered (RFC 5044 §8: "rather than
+             * reporting the error to DDP"); a tagged one is judged by the
+             * placement model at the end. */
+            if (delivered_unclaimed(r)) {
+                fail(r, s->line,
+                     "expected %s; got no Terminate and the message was delivered (a silently "
+                     "dropped segment never reaches the ULP, RFC 5044 §8)",
+                     alts);
+                return;
+            }
+            r->term_judged = false; /* a Terminate later is still unexpected */
+            choose(r, s, drop);
+            return;
+        }
         if (optional)
             return;
         int fpdus = 0;
         for (int i = 0; i < r->nrx; i++)
             fpdus += r->rx[i].type == RXF_FPDU;
-        fail(r, s->line, "expected Terminate %s, got none%s", triple_str(want, a, sizeof a),
+        fail(r, s->line, "expected %s, got none%s", alts,
              r->eof ? " (the IUT closed the connection without one)"
              : fpdus ? " (the IUT carried on sending FPDUs)"
                      : "");
         return;
     }
+    /* Whatever happens, the offending segment and everything after it must
+     * not land (RFC 5041 §7.1: later segments are dropped). */
+    for (int i = oi >= 0 ? oi : r->nsent; i < r->nsent; i++)
+        r->sent[i].rejected = true;
     const rx_frame *tf = &r->rx[r->term_idx];
     const iw_rdmap_term *t = &tf->msg.u.term;
     uint16_t got = IW_TERM_TRIPLE(t->layer, t->etype, t->ecode);
-    if (got != want) {
+    const iwc_outcome *match = step_alt(s, IWC_OUT_TERM, got);
+    uint16_t want = match ? got : s->triple;
+    if (match) {
+        choose(r, s, match);
+    } else {
         uint16_t swapped = IW_TERM_TRIPLE(t->etype, t->layer, t->ecode);
-        if (swapped == want)
+        if (step_alt(s, IWC_OUT_TERM, swapped))
             fail(r, s->line,
                  "Terminate layer and error-type nibbles swapped: got %X/%X/%X, expected %s "
                  "(RFC 5040 §4.8: Layer is the high nibble of the first octet)",
-                 t->layer, t->etype, t->ecode, triple_str(want, b, sizeof b));
+                 t->layer, t->etype, t->ecode, triple_str(swapped, b, sizeof b));
         else
-            fail(r, s->line, "expected Terminate %s, got %s", triple_str(want, a, sizeof a),
-                 triple_str(got, b, sizeof b));
+            fail(r, s->line, "expected %s, got %s", alts, triple_str(got, b, sizeof b));
     }
     /* The Terminate itself: untagged, QN 2, first message there (RFC 5040
      * §4.8, §5.4; RFC 5041 §4.3: MSN starts at 1). */
@@ -2865,6 +2955,15 @@ static void run_steps(run *r) {
                                            : "");
         if (s->kind != IWC_STEP_SEND)
             flush_held(r);
+        if (s->nonly) {
+            bool hit = false;
+            for (int k = 0; k < s->nonly && r->has_chosen; k++)
+                hit |= iwc_outcome_eq(&s->only[k], &r->chosen);
+            if (!hit) {
+                trace(r, 1, "line %d: not for the outcome the IUT chose", s->line);
+                continue;
+            }
+        }
         switch (s->kind) {
         case IWC_STEP_SEND: {
             if (!r->held.len) {
@@ -3061,6 +3160,7 @@ void iwc_result_free(iwc_result *r) {
     iwc_buf_free(&r->cap.stream[1]);
     free(r->cap.chunks);
     free(r->deviation);
+    free(r->outcome);
     memset(r, 0, sizeof *r);
 }
 

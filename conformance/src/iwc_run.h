@@ -16,7 +16,8 @@ typedef enum iwc_status {
     IWC_ERROR,      /* the run itself broke: agent refused a setup step, no connection */
     IWC_SKIP,       /* not run: slow, or the agent lacks a capability */
     IWC_DEVIATION,  /* failed exactly as a listed expected deviation says */
-    IWC_FIXED       /* listed as a deviation but passed: remove it from the list */
+    IWC_FIXED,      /* listed as a deviation but passed: remove it from the list */
+    IWC_NOTRUN      /* selected, but the run ended first (the agent was lost) */
 } iwc_status;
 
 const char *iwc_status_name(iwc_status s);
@@ -24,6 +25,7 @@ const char *iwc_status_name(iwc_status s);
 typedef struct iwc_env {
     iwc_agent *agent;
     char iut_host[256];   /* where the IUT's RDMA listener is reachable */
+    char iut_listen_host[64]; /* numeric iut_host, sent in listen's host; "" behind NAT */
     char local_host[64];  /* our address as the IUT sees it (numeric) */
     /* Address translation between runner and IUT (a guest behind NAT):
      * 0 = none. The IUT listens on iut_listen_port and we connect to
@@ -37,6 +39,7 @@ typedef struct iwc_env {
     bool slow;            /* run cases tagged slow */
     int verbose;
     FILE *log;            /* verbose trace */
+    FILE *case_log;       /* the whole trace of the current case (--out logs/), or NULL */
 } iwc_env;
 
 /* Both directions' octets with their timing, for the pcap. Direction 0 is
@@ -71,6 +74,8 @@ typedef struct iwc_result {
     uint64_t duration_us;
     iwc_capture cap;
     char *deviation;        /* set by the caller: the matching deviation's reason */
+    char *outcome;          /* where the RFCs allow several outcomes: the one the IUT
+                               chose and the RFC words that allow it, else NULL */
 } iwc_result;
 
 void iwc_run_case(iwc_env *env, const iwc_case *c, iwc_result *res);

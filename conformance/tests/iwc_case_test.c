@@ -76,6 +76,28 @@ static void test_good(void) {
     iwc_case_free(&c);
     CHECK(parse(HDR "send: send len=1\n", &c, err, sizeof err) == 0);
     iwc_case_free(&c);
+    /* Alternatives, their RFC words, if= and tolerates: (RFC 5044 §8). */
+    const char *t3 = HDR "allow: 2/0/3 RFC 5044 §8: code 3\n"
+                         "allow: drop RFC 5044 §8: \"MAY choose to silently drop\"\n"
+                         "allow: unchecked RFC 5044 §8: \"OPTIONAL\"\n"
+                         "tolerates: skip:2/0/3 -> drop\n"
+                         "send: send len=9\n"
+                         "expect: terminate 2/0/3|drop|unchecked\n"
+                         "expect: no-event recv status=ok if=2/0/3,drop\n"
+                         "expect: event recv status=ok if=unchecked\n";
+    CHECK(parse(t3, &c, err, sizeof err) == 0);
+    CHECK(c.nallow == 3 && c.ntolerates == 1 && c.nsteps == 4);
+    CHECK(c.steps[1].nalt == 3 && c.steps[1].triple == 0x2003 &&
+          c.steps[1].alt[1].kind == IWC_OUT_DROP && c.steps[1].alt[2].kind == IWC_OUT_UNCHECKED);
+    CHECK(c.steps[2].nonly == 2 && c.steps[2].nargs == 1 && c.steps[3].nonly == 1 &&
+          c.steps[3].only[0].kind == IWC_OUT_UNCHECKED);
+    CHECK(!strcmp(c.tolerates[0].spec, "skip:2/0/3") &&
+          !strcmp(c.tolerates[0].reason, "silent drop"));
+    iwc_outcome o = {IWC_OUT_DROP, 0};
+    CHECK(iwc_case_allow(&c, &o) && strstr(iwc_case_allow(&c, &o), "silently drop"));
+    char b[48];
+    CHECK(!strcmp(iwc_outcome_str(&c.steps[1].alt[0], b, sizeof b), "Terminate 2/0/3"));
+    iwc_case_free(&c);
 }
 
 static void test_bad(void) {
@@ -144,6 +166,35 @@ static void test_bad(void) {
         {HDR "send: send data=\"unterminated\n", 4, "unterminated"},
         {HDR "send: send \"a\"b\n", 4, "after a closing quote"},
         {HDR "send: send len=1\x01\n", 4, "control character"},
+        {HDR "send: write len=1099511627776\n", 4, "len=1099511627776: out of range"},
+        {HDR "send: send len=64 seg=0\n", 4, "seg=0: out of range"},
+        {HDR "send: send len=64 repeat=65\n", 4, "repeat=65: out of range"},
+        /* Outcomes: registered triples only, each alternative justified. */
+        {HDR "expect: terminate 3/9/0\n", 4, "not in the RFC 6580 registry"},
+        {HDR "expect: terminate 0/3/1\n", 4, "not in the RFC 6580 registry"},
+        {HDR "expect: terminate 1/1/0|\n", 4, "empty"},
+        {HDR "expect: terminate 1/1/0|1/1/0\n", 4, "twice"},
+        {HDR "expect: terminate drop\n", 4, "at least one triple"},
+        {HDR "expect: terminate 1/1/0|maybe\n", 4, "not an outcome"},
+        {HDR "expect: terminate 1/1/0|0/1/2|1/1/1|1/1/3|drop\n", 4, "more than 4"},
+        {HDR "allow: 1/1/0 RFC 5041 §7.2\nexpect: terminate 1/1/0|0/1/2\n", 5,
+         "'Terminate 0/1/2' has no 'allow:'"},
+        {HDR "allow: 1/1/0 RFC 5041 §7.2\nexpect: terminate 1/1/0|drop\n", 5,
+         "'silent drop' has no 'allow:'"},
+        {HDR "allow: 1/1/0 because\n", 4, "must start with the RFC"},
+        {HDR "allow: 1/1/0 RFC 1 §1\nallow: 1/1/0 RFC 1 §1\n", 5, "twice"},
+        {HDR "allow: 0/1/2 RFC 5040 §4.8\nexpect: terminate 1/1/0\n", 0, "no 'expect: terminate"},
+        {HDR "tolerates: skip:1/1/0\n", 4, "FAULT -> OUTCOME"},
+        {HDR "tolerates: explode -> drop\n", 4, "not a fault"},
+        {HDR "tolerates: skip:2/0/2 -> drop\nexpect: terminate 2/0/2\n", 0,
+         "no 'expect: terminate"},
+        {HDR "expect: event recv if=drop\n", 4, "no 'expect: terminate'"},
+        {HDR "allow: 2/0/2 RFC 5044 §8\nallow: drop RFC 5044 §8\n"
+             "expect: terminate 2/0/2|drop\nexpect: event recv if=1/1/0\n",
+         7, "not an outcome of the 'expect: terminate' on line 6"},
+        {HDR "allow: 2/0/2 RFC 5044 §8\nallow: drop RFC 5044 §8\n"
+             "expect: terminate 2/0/2|drop if=drop\n",
+         6, "for the expectations after it"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         iwc_case c;

@@ -361,6 +361,44 @@ static void nat_check(const char *target, const char *conform, const char *cases
     free(h);
 }
 
+/* An IUT that silently drops a segment with a bad CRC (RFC 5044 §8 allows
+ * it: iwarp-target --fault skip:2/0/2) passes the CRC cases, and every
+ * report says which outcome it chose. */
+static void drop_check(const char *target, const char *conform, const char *cases,
+                       const char *out) {
+    uint16_t port = iwc_free_port();
+    char agent[64], log[4200], dir[4200], con[4300], path[4400];
+    snprintf(agent, sizeof agent, "127.0.0.1:%u", port);
+    snprintf(log, sizeof log, "%s-drop.target.log", out);
+    snprintf(dir, sizeof dir, "%s-drop", out);
+    snprintf(con, sizeof con, "%s-drop.console", out);
+    char *targv[] = {(char *)target, "--agent", agent, "--fault", "skip:2/0/2", NULL};
+    pid_t tp = iwc_spawn(targv, log);
+    CHECK(tp > 0 && iwc_port_up(port, 5000), "iwarp-target --fault skip:2/0/2 did not start");
+    char *cargv[] = {(char *)conform, "--agent", agent, "--cases", (char *)cases,
+                     "--filter", "mpa.crc-*", "--out", dir, "--timeout-ms", "500",
+                     "--no-color", NULL};
+    int rc = iwc_wait(iwc_spawn(cargv, con));
+    iwc_stop(tp);
+    CHECK(rc == 0, "iwarp-conform against a silently dropping IUT exited %d (see %s)", rc, con);
+    static const char *const want = "conformant, chose silent drop (RFC 5044 §8";
+    const char *files[] = {con, "junit.xml", "report.html", "results.json"};
+    for (int i = 0; i < 4; i++) {
+        if (i)
+            snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        else
+            snprintf(path, sizeof path, "%s", con);
+        char *txt = iwc_slurp(path, NULL);
+        int n = 0;
+        const char *needle = i == 3 ? "\"outcome\":\"silent drop (RFC 5044 §8" : want;
+        for (const char *q = txt; q && (q = strstr(q, needle)); q++)
+            n++;
+        /* the five mpa.crc-* cases where a Terminate is allowed to be skipped */
+        CHECK(n == 5, "%s: %d cases report '%s' (5 expected)", path, n, needle);
+        free(txt);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc != 7) {
         fprintf(stderr, "usage: iwc_suite_test TARGET CONFORM DECODE CASES DEVIATIONS OUTDIR\n");
@@ -413,6 +451,24 @@ int main(int argc, char **argv) {
                         (!strcmp(st->str, "pass") || !strcmp(st->str, "deviation") ||
                          !strcmp(st->str, "skip"));
             CHECK(okst, "case %s: status %s", id ? id->str : "?", st ? st->str : "?");
+            /* Where the RFCs allow several outcomes the result names the one
+             * chosen; iwarp-target answers with the first listed. */
+            const iw_json *oc = iw_json_get(&d, c, "outcome");
+            if (id && id->type == IW_JSON_STR && !strcmp(id->str, "stag.write-no-remote-write"))
+                CHECK(oc && oc->type == IW_JSON_STR &&
+                          !strncmp(oc->str, "Terminate 1/1/0 (RFC 5041 §7.1", 30),
+                      "stag.write-no-remote-write: outcome %s",
+                      oc && oc->type == IW_JSON_STR ? oc->str : "missing");
+            /* iwarp-target's documented rule: TO wrap before base/bounds, for a
+             * Read Response as for a Write (docs/conformance.md). */
+            if (id && id->type == IW_JSON_STR &&
+                (!strcmp(id->str, "stag.write-to-wrap") ||
+                 !strcmp(id->str, "ddp-tagged.read-resp-to-wrap")))
+                CHECK(oc && oc->type == IW_JSON_STR && !strncmp(oc->str, "Terminate 1/1/3", 15),
+                      "%s: outcome %s (iwarp-target names the wrap first: 1/1/3)", id->str,
+                      oc && oc->type == IW_JSON_STR ? oc->str : "missing");
+            if (id && id->type == IW_JSON_STR && !strcmp(id->str, "positive.write-small"))
+                CHECK(!oc, "positive.write-small has one outcome but reports a choice");
             if (st && st->type == IW_JSON_STR && strcmp(st->str, "skip")) {
                 CHECK(pc && pc->type == IW_JSON_STR, "case %s has no pcap", id ? id->str : "?");
                 if (pc && pc->type == IW_JSON_STR) {
@@ -467,6 +523,7 @@ int main(int argc, char **argv) {
           rc);
 
     nat_check(target, conform, cases, out);
+    drop_check(target, conform, cases, out);
 
     if (failures)
         fprintf(stderr, "iwc_suite_test: %d check(s) failed (outputs in %s)\n", failures, out);

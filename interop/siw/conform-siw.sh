@@ -134,7 +134,8 @@ try:
 except Exception:
     cases = {}
 def gone(c):
-    return c is None or (c.get("status") == "error" and
+    # "notrun": the runner lost the agent for good before this case
+    return c is None or c.get("status") == "notrun" or (c.get("status") == "error" and
                          any("agent connection" in m for m in c.get("messages", [])))
 k, bad = nxt, 0
 while k < len(ids) and not gone(cases.get(ids[k])):

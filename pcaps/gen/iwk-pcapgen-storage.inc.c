@@ -422,7 +422,7 @@ static void gen_storage_nfs41(const char *dir) {
     s_send(&s1, &msn1, x.b, x.n);
     flush_both(&k, &s1, 1);
 
-    /* 2. SEQUENCE, PUTFH, READ of 4096 by write chunk (RFC 8267 §5.1.2):
+    /* 2. SEQUENCE, PUTFH, READ of 4096 by write chunk (RFC 8267 §6.1):
      * RDMA Writes, then the reply with the reduced READ4resok. */
     const uint32_t w_stag = 0x000a4101;
     const uint64_t w_to = 0xffff888105900000ull;

@@ -510,6 +510,10 @@ static int rx_fpdu_done(iw_conn *c) {
         return rx_terminate(c, IW_TERM_LLP_MPA_CRC, "RFC 5044 §4.4, §8", NULL, 0, NULL, false);
     if (c->marker_bad)
         return rx_terminate(c, IW_TERM_LLP_MPA_MARKER, "RFC 5044 §4.2, §8", NULL, 0, NULL, false);
+    uint16_t rtr_bad =
+        c->rtr_pending_rx ? iw_startup_rtr_verdict(c, &c->rmsg, c->ulpdu_len - seglen) : 0;
+    if (rtr_bad)
+        return rx_terminate(c, rtr_bad, "RFC 6581 §9.2", NULL, 0, NULL, false);
     if (c->err_pending) {
         /* Fig. 10: DDP and RDMAP remote errors copy the offending DDP header,
          * sized by its own T bit, zero-filled if the segment was shorter. */

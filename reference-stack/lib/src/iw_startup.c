@@ -260,3 +260,15 @@ int iw_startup_rx(iw_conn *c) {
         return iw_term_close(c, v.close);
     return want == IW_MPA_REPLY ? startup_reply_rx(c, &rr) : startup_request_rx(c, &rr);
 }
+
+/* RFC 6581 §9.2: the initiator "MUST generate one of the negotiated RTR
+ * indications". A zero-length Send, Write or Read Request of a kind our
+ * Reply did not offer is none of them: the two ends have no compatible RTR
+ * option, which §8 codes as No matching RTR option (2/0/7). */
+uint16_t iw_startup_rtr_verdict(const iw_conn *c, const iw_rdmap_msg *m, size_t pay) {
+    unsigned kind = m->opcode == IW_OP_SEND && pay == 0                        ? IW_RTR_SEND
+                    : m->opcode == IW_OP_WRITE && pay == 0                     ? IW_RTR_WRITE
+                    : m->opcode == IW_OP_READ_REQ && m->u.read_req.read_size == 0 ? IW_RTR_READ
+                                                                                 : 0;
+    return kind && !(c->info.rtr & kind) ? IW_TERM_LLP_MPA_NO_MATCHING_RTR : 0;
+}

@@ -8,5 +8,8 @@
 int iw_startup_begin(iw_conn *c, iw_tstamp now);
 /* The peer's startup frame so far is in mpa_in: judge it once complete. */
 int iw_startup_rx(iw_conn *c);
+/* A p2p responder's first FPDU (rtr_pending_rx): 0, or the triple to
+ * terminate with when it is an RTR of a kind the Reply did not offer. */
+uint16_t iw_startup_rtr_verdict(const iw_conn *c, const iw_rdmap_msg *m, size_t pay);
 
 #endif

@@ -62,6 +62,7 @@ typedef struct tgt {
     uint64_t posted_bytes; /* recvs + sends: TGT_POSTED_BYTES_MAX */
     uint32_t posted_wrs;
     char err[200]; /* a formatted handler error */
+    char host[64];   /* the agent's own address: a listen without host serves there */
     iw_agent_srv srv; /* the runner, its requests, the events */
 } tgt;
 
@@ -316,7 +317,17 @@ static void settings_from_mpa(tgt *t, const iw_agent_mpa *m, iw_role role, iw_co
     s->private_data_len = (uint16_t)m->private_data_len;
 }
 
-static const char *do_connect(tgt *t, const iw_agent_req *r, iw_jw *o) {
+/* Does the request line carry this key (an absent listen host takes the
+ * agent's address, not the parser's 127.0.0.1)? */
+static bool line_has(const char *line, size_t len, const char *key) {
+    iw_json_doc d;
+    bool has = iw_json_parse(&d, line, len) == 0 && d.nodes[0].type == IW_JSON_OBJ &&
+               iw_json_get(&d, &d.nodes[0], key);
+    iw_json_free(&d);
+    return has;
+}
+
+static const char *do_connect(tgt *t, const iw_agent_req *r, const char *host, iw_jw *o) {
     if (t->qp)
         return "a connection already exists (send reset first)";
     iw_conn_settings s;
@@ -326,17 +337,17 @@ static const char *do_connect(tgt *t, const iw_agent_req *r, iw_jw *o) {
         return "cannot create the queue pair";
     const char *fail = NULL;
     if (r->op == IW_AGENT_CONNECT) {
-        if (iw_qp_connect(t->qp, r->host, r->port) == 0)
+        if (iw_qp_connect(t->qp, host, r->port) == 0)
             t->qp_attached = true;
         else
             fail = "connect failed (host must be a numeric address)";
-    } else if (iw_listen(t->dev, r->host, r->port, &t->lst) == 0) {
+    } else if (iw_listen(t->dev, host, r->port, &t->lst) == 0) {
         /* Pending connections wait no longer than the MPA startup would. */
         iw_listener_set_limits(t->lst, IW_LISTEN_PENDING_MAX,
                                (int)(s.mpa_timeout ? s.mpa_timeout / 1000000u : 0));
         iw_jw_uint(o, "port", iw_listener_port(t->lst));
     } else {
-        fail = "cannot listen on that port";
+        fail = "cannot listen on that host and port";
     }
     if (fail) {
         /* Nothing was set up: the next listen or connect starts afresh. */
@@ -531,8 +542,6 @@ static const char *do_post_send(tgt *t, iw_agent_req *r, iw_jw *o) {
 static const char *handle_req(void *ctx, iw_agent_req *r, const char *line, size_t len,
                               iw_jw *o) {
     tgt *t = ctx;
-    (void)line;
-    (void)len;
     switch (r->op) {
     case IW_AGENT_HELLO:
         iw_agent_hello_begin(o, "iwarpkit iwarp-target " IW_VERSION_STR);
@@ -556,8 +565,9 @@ static const char *handle_req(void *ctx, iw_agent_req *r, const char *line, size
         tgt_teardown(t);
         return tgt_setup(t) < 0 ? "cannot re-create the device" : NULL;
     case IW_AGENT_LISTEN:
+        return do_connect(t, r, line_has(line, len, "host") ? r->host : t->host, o);
     case IW_AGENT_CONNECT:
-        return do_connect(t, r, o);
+        return do_connect(t, r, r->host, o);
     case IW_AGENT_REG_MR:
         return do_reg_mr(t, r, o);
     case IW_AGENT_DEREG_MR:
@@ -690,6 +700,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "iwarp-target: agent protocol on %s:%u\n", host, port);
 
     tgt t = {0};
+    snprintf(t.host, sizeof t.host, "%s", host);
     int srv_rc = iw_agent_srv_init(&t.srv, "iwarp-target", handle_req, &t);
     t.srv.lfd = lfd;
     t.srv.nodelay = true;
