@@ -1,8 +1,14 @@
 #!/usr/bin/python3
 """Every RFC citation in the tree names something that exists.
 
-    check_citations.py SPECS_DIR SOURCE_DIR    check the tree (exit 1 on a bad one)
-    check_citations.py --self-test SPECS_DIR   prove the checker catches bad ones
+    check_citations.py SPECS_DIR INDEX SOURCE_DIR   check the tree (exit 1 on a bad one)
+    check_citations.py --self-test SPECS_DIR INDEX  prove the checker catches bad ones
+    check_citations.py --write-index SPECS_DIR INDEX   derive the index from the texts
+    check_citations.py --index-check SPECS_DIR INDEX   fail if the index is stale
+
+The RFC texts live outside the repository (../shared/specs); INDEX
+(rfc-index.json, committed) holds what the check needs of them (section
+ids, figure numbers, numbered entries), so a clean clone checks too.
 
 A citation is "RFC NNNN §X" (more sections may follow: "§5.3, §7.2",
 "§8 and §9"), optionally followed by "Fig. N" / "Figure N" or by
@@ -13,6 +19,7 @@ section must be a heading of that RFC's text in SPECS_DIR, a figure a
 only counted. Scanned: conformance cases and deviations, C sources and
 headers, Markdown docs; build and corpus folders are skipped.
 """
+import json
 import os
 import re
 import sys
@@ -70,7 +77,36 @@ class Rfc:
         return out
 
 
+class IndexedRfc:
+    """An RFC as the committed index knows it: section ids, figure numbers
+    and the numbered entries of each section, without the text."""
+
+    def __init__(self, entry):
+        self.sections = {sid: None for sid in entry["sections"]}
+        self.figures = set(entry["figures"])
+        self._items = {sid: set(v) for sid, v in entry["items"].items()}
+
+    def items(self, sid):
+        return self._items.get(sid, set())
+
+
+def index_of(specs):
+    """The index of a set of RFC texts, in a stable JSON-ready form."""
+    out = {}
+    for num in sorted(specs):
+        r = specs[num]
+        items = {sid: sorted(r.items(sid)) for sid in sorted(r.sections)}
+        out[str(num)] = {"sections": sorted(r.sections), "figures": sorted(r.figures),
+                         "items": {k: v for k, v in items.items() if v}}
+    return out
+
+
 def load_specs(d):
+    """RFC texts from a directory of rfcNNNN.txt, or the committed index
+    (a .json file) where the texts are not at hand (a clean CI clone)."""
+    if os.path.isfile(d):
+        with open(d, encoding="utf-8") as f:
+            return {int(k): IndexedRfc(v) for k, v in json.load(f).items()}
     specs = {}
     for name in os.listdir(d):
         m = re.fullmatch(r"rfc(\d+)\.txt", name)
@@ -174,25 +210,47 @@ def self_test(specs):
     return 1 if failed else 0
 
 
+def pick(specs_dir, index):
+    """The texts when present, else the committed index."""
+    return specs_dir if os.path.isdir(specs_dir) else index
+
+
 def main(argv):
-    if len(argv) == 3 and argv[1] == "--self-test":
-        if not os.path.isdir(argv[2]):
-            print(f"check_citations: no RFC texts in {argv[2]}: skipped")
+    if len(argv) == 4 and argv[1] == "--index-check":
+        # The committed index must be what the texts say (when they are here).
+        specs_dir, index = argv[2], argv[3]
+        if not os.path.isdir(specs_dir):
+            print(f"check_citations: no RFC texts in {specs_dir}: index not re-derived")
             return 77
-        return self_test(load_specs(argv[2]))
-    if len(argv) != 3:
+        fresh = index_of(load_specs(specs_dir))
+        with open(index, encoding="utf-8") as f:
+            kept = json.load(f)
+        if fresh != kept:
+            print(f"check_citations: {index} is stale; rewrite it with --write-index")
+            return 1
+        print(f"check_citations: {index} matches the {len(fresh)} RFC texts")
+        return 0
+    if len(argv) == 4 and argv[1] == "--write-index":
+        with open(argv[3], "w", encoding="utf-8") as f:
+            json.dump(index_of(load_specs(argv[2])), f, indent=0, sort_keys=True)
+            f.write("\n")
+        return 0
+    if len(argv) == 4 and argv[1] == "--self-test":
+        return self_test(load_specs(pick(argv[2], argv[3])))
+    if len(argv) != 4:
         print(__doc__)
         return 2
-    specs_dir, root = argv[1], argv[2]
-    if not os.path.isdir(specs_dir):
-        print(f"check_citations: no RFC texts in {specs_dir}: skipped")
-        return 77
-    specs = load_specs(specs_dir)
+    specs_dir, index, root = argv[1], argv[2], argv[3]
+    if not os.path.isdir(specs_dir) and not os.path.isfile(index):
+        print(f"check_citations: neither RFC texts in {specs_dir} nor the index {index}")
+        return 2
+    src = pick(specs_dir, index)
+    specs = load_specs(src)
     problems, stats, files = scan(root, specs)
     for where, msg in problems:
         print(f"{where}: {msg}")
     print(f"check_citations: {files} files, {stats['citations']} citations "
-          f"({stats['unchecked']} of RFCs not in {specs_dir}), {len(problems)} wrong")
+          f"({stats['unchecked']} of RFCs not in {src}), {len(problems)} wrong")
     return 1 if problems else 0
 
 
