@@ -1002,7 +1002,7 @@ static void step_seg(run *r, const uint8_t *rec, size_t step) {
                 marker_bad = true;
                 break;
             }
-    iw_peer_fpdu_opt fo = {crc_bad ? 0x5A5A5A5Au : 0, mark ? 4 : 0, false, 0};
+    iw_peer_fpdu_opt fo = {.crc_xor = crc_bad ? 0x5A5A5A5Au : 0, .marker_delta = marker_bad ? 4 : 0};
 
     /* The peer's sequence moves on as a conformant peer's would. */
     if (!msg.ddp.tagged && msg.ddp.msn == nat_msn && qn < 4) {

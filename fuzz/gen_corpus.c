@@ -946,7 +946,7 @@ static void gen_conn_rx(void) {
     cr_peer(&p, IW_MPA_REQUEST, 2, false, true);
     iw_peer_full_operation(&p, false, true);
     GEN_CHECK(iw_peer_write(&p, 0x101, 0x1000, "cut-through", 11) == 0);
-    iw_peer_fpdu_opt badcrc = {0x80, 0, false, 0};
+    iw_peer_fpdu_opt badcrc = {.crc_xor = 0x80};
     iw_peer_msg_init(&p, &m, IW_OP_WRITE);
     m.ddp.stag = 0x101;
     m.ddp.to = 0x1100;
@@ -1046,7 +1046,7 @@ static void gen_conn_rx(void) {
     iw_peer_free(&p);
     cr_peer(&p, IW_MPA_REQUEST, 2, false, true);
     iw_peer_full_operation(&p, false, true);
-    iw_peer_fpdu_opt bad = {0x1, 0, false, 0};
+    iw_peer_fpdu_opt bad = {.crc_xor = 0x1};
     iw_peer_msg_init(&p, &m, IW_OP_WRITE);
     m.ddp.stag = 0x101;
     m.ddp.to = 0x1000;

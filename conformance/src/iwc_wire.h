@@ -1,7 +1,8 @@
-/* The runner's raw peer: frames built with libiwarp's encoders, then (for
- * deliberately wrong traffic) one field patched after encoding, each patch
- * named here. Also the receive side's bookkeeping for FPDUs the IUT sends.
- * No I/O. */
+/* The runner's side of the raw peer: a case's mutations of a frame, mapped
+ * onto reference-stack/peer (iw_peer.h), which frames and patches FPDUs and
+ * encodes segments for the engine tests and fuzz seeds too; what is left
+ * here is the runner's own (segment cut/extension, MPA frame patches, its
+ * error texts). No I/O. */
 #ifndef IWC_WIRE_H
 #define IWC_WIRE_H
 

@@ -100,45 +100,80 @@ static uint16_t get16(const uint8_t *b) {
     return (uint16_t)(b[0] << 8 | b[1]);
 }
 
-int iw_peer_fpdu(iw_peer *p, const uint8_t *ulpdu, size_t len, const iw_peer_fpdu_opt *opt) {
-    if (p->err)
-        return p->err;
+/* Is the wire octet at FPDU offset i (stream position pos + i) a marker octet? */
+static bool in_marker(uint32_t pos, size_t i) {
+    return ((pos + (uint32_t)i) & (IW_MPA_MARKER_INTERVAL - 1)) < IW_MPA_MARKER_LEN;
+}
+
+iw_ssize iw_peer_fpdu_encode(uint8_t *w, size_t cap, uint32_t pos, unsigned flags,
+                             const uint8_t *ulpdu, size_t len, const iw_peer_fpdu_opt *opt) {
     static const iw_peer_fpdu_opt none;
     if (!opt)
         opt = &none;
-    uint8_t *w = malloc(IW_MPA_FPDU_WIRE_MAX);
-    if (!w)
-        return p->err = IW_ERR_NOMEM;
-    iw_ssize n = iw_mpa_fpdu_encode(w, IW_MPA_FPDU_WIRE_MAX, p->pos, p->flags, ulpdu, len, NULL, 0);
-    if (n < 0) {
-        free(w);
-        return p->err = (int)n;
-    }
+    iw_ssize n = iw_mpa_fpdu_encode(w, cap, pos, flags, ulpdu, len, NULL, 0);
+    if (n < 0)
+        return n;
     size_t wl = (size_t)n;
-    bool markers = p->flags & IW_MPA_MARKERS;
-    /* Wire offset of ULPDU_Length: after a leading marker (§4.2). */
-    size_t hdr_off = markers && iw_mpa_marker_gap(p->pos) == 0 ? IW_MPA_MARKER_LEN : 0;
+    bool markers = flags & IW_MPA_MARKERS;
+    /* Wire offset of ULPDU_Length: after a leading marker (RFC 5044 §4.2). */
+    size_t hdr_off = markers && iw_mpa_marker_gap(pos) == 0 ? IW_MPA_MARKER_LEN : 0;
     bool recrc = false;
     if (opt->len_override) {
         put16(w + hdr_off, opt->ulpdu_len);
         recrc = true;
     }
-    if (opt->marker_delta && markers) {
-        for (size_t i = 1; i + IW_MPA_MARKER_LEN <= wl; i++)
-            if (iw_mpa_marker_gap(p->pos + (uint32_t)i) == 0) {
-                put16(w + i + 2, (uint16_t)(get16(w + i + 2) + opt->marker_delta));
-                recrc = true;
-                break;
+    if (opt->lead_delta) {
+        if (!hdr_off)
+            return IW_ERR_INVALID_ARG;
+        put16(w + 2, (uint16_t)(get16(w + 2) + opt->lead_delta));
+        recrc = true;
+    }
+    if (opt->marker_delta) {
+        size_t i = 1;
+        while (i + IW_MPA_MARKER_LEN <= wl && !(markers && iw_mpa_marker_gap(pos + (uint32_t)i) == 0))
+            i++;
+        if (i + IW_MPA_MARKER_LEN > wl)
+            return IW_ERR_INVALID_ARG;
+        put16(w + i + 2, (uint16_t)(get16(w + i + 2) + opt->marker_delta));
+        recrc = true;
+    }
+    if (opt->pad_set) {
+        /* PAD: the last non-marker octets before the CRC field. */
+        unsigned left = iw_mpa_pad_len(len);
+        for (size_t i = wl - IW_MPA_CRC_LEN; left && i-- > 0;)
+            if (!in_marker(pos, i)) {
+                w[i] = opt->pad;
+                left--;
             }
+        recrc = true;
     }
-    if (recrc || opt->crc_xor) {
-        /* §4.4 coverage: from the FPDU's first octet (a leading marker
-         * included) through PAD and a marker just before the CRC field. FPDUs
-         * and markers are both 4-aligned, so no marker splits the CRC. */
-        size_t crc_off = wl - IW_MPA_CRC_LEN;
-        uint32_t crc = iw_crc32c(w, crc_off);
-        iw_crc32c_put(w + crc_off, crc ^ opt->crc_xor);
+    size_t crc_off = wl - IW_MPA_CRC_LEN;
+    if (recrc && (flags & IW_MPA_CRC)) {
+        /* §4.4 coverage: every wire octet before the CRC field (a leading
+         * marker and one just before the CRC included); FPDUs and markers
+         * are both 4-aligned, so no marker splits the CRC. */
+        iw_crc32c_put(w + crc_off, iw_crc32c(w, crc_off));
     }
+    if (opt->crc_zero)
+        iw_crc32c_put(w + crc_off, 0);
+    else if (opt->crc_xor)
+        iw_crc32c_put(w + crc_off, iw_crc32c_get(w + crc_off) ^ opt->crc_xor);
+    return (iw_ssize)wl;
+}
+
+int iw_peer_fpdu(iw_peer *p, const uint8_t *ulpdu, size_t len, const iw_peer_fpdu_opt *opt) {
+    if (p->err)
+        return p->err;
+    uint8_t *w = malloc(IW_MPA_FPDU_WIRE_MAX);
+    if (!w)
+        return p->err = IW_ERR_NOMEM;
+    iw_ssize n = iw_peer_fpdu_encode(w, IW_MPA_FPDU_WIRE_MAX, p->pos, p->flags, ulpdu, len, opt);
+    if (n < 0) {
+        free(w);
+        /* A patch with nothing to patch sent nothing: not sticky. */
+        return n == IW_ERR_INVALID_ARG ? (int)n : (p->err = (int)n);
+    }
+    size_t wl = (size_t)n;
     memcpy(p->last_ulpdu, ulpdu, len);
     p->last_ulpdu_len = len;
     p->last_fpdu_off = p->sent;

@@ -57,17 +57,33 @@ int iw_peer_raw(iw_peer *p, const void *data, size_t len);
  * CRCs iff either side set C (§7.1.1). MSNs restart at 1. */
 void iw_peer_full_operation(iw_peer *p, bool markers, bool crc);
 
-/* How to mangle one FPDU's framing. */
+/* How to mangle one FPDU's framing; every patch is made after encoding, and
+ * with CRCs on the CRC is recomputed over the patched octets, so only the
+ * patched field is wrong (unless crc_xor/crc_zero break the CRC too). */
 typedef struct iw_peer_fpdu_opt {
-    uint32_t crc_xor;  /* XORed into the correct CRC value (0: correct CRC) */
+    uint32_t crc_xor;  /* XORed into the CRC field (0: leave it) */
+    bool crc_zero;     /* the CRC field says 0 */
     int marker_delta;  /* added to the FPDUPTR of the first marker after the
-                          FPDU's first octet; the CRC is recomputed over the
-                          changed marker, so only the marker is wrong */
+                          FPDU's first octet (RFC 5044 §4.2) */
+    int lead_delta;    /* added to the FPDUPTR of the marker that opens the
+                          FPDU, which must say 0 (§4.2) */
     bool len_override; /* write ulpdu_len instead of the true ULPDU_Length */
     uint16_t ulpdu_len;
+    bool pad_set;      /* PAD octets hold pad instead of zero (§4.1) */
+    uint8_t pad;
 } iw_peer_fpdu_opt;
 
-/* Frame one ULPDU (any octets) as an FPDU at the current position. */
+/* Frame ulpdu as one FPDU at marker-grid position pos with flags
+ * (IW_MPA_MARKERS/IW_MPA_CRC), applying opt, into w (cap octets,
+ * IW_MPA_FPDU_WIRE_MAX always suffices). Returns the wire length, or
+ * IW_ERR_INVALID_ARG when a patch has nothing to patch (no marker opens,
+ * or lies inside, the FPDU), or the encoder's error. */
+iw_ssize iw_peer_fpdu_encode(uint8_t *w, size_t cap, uint32_t pos, unsigned flags,
+                             const uint8_t *ulpdu, size_t len, const iw_peer_fpdu_opt *opt);
+
+/* Frame one ULPDU (any octets) as an FPDU at the current position. A patch
+ * with nothing to patch returns IW_ERR_INVALID_ARG and sends nothing (not
+ * sticky). */
 int iw_peer_fpdu(iw_peer *p, const uint8_t *ulpdu, size_t len, const iw_peer_fpdu_opt *opt);
 
 /* A well-formed message skeleton for opcode: RV 1, DV 1, L = 1, the buffer
