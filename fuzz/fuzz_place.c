@@ -394,6 +394,12 @@ static void m_segment(run *r, const uint8_t *u, size_t n, bool crc_bad, bool mar
                     hdr_term = IW_TERM_DDP_T_INVALID_STAG;
                     break;
                 }
+                /* RFC 5041 §7.1: a wrapping TO (5) is judged before the
+                 * sink's bounds (3)/(4), as for every tagged segment. */
+                if (to + pay < to) {
+                    hdr_term = IW_TERM_DDP_T_TO_WRAP;
+                    break;
+                }
                 uint64_t d = to - rd->sink_to;
                 if (to < rd->sink_to || d > rd->size || pay > rd->size - d) {
                     hdr_term = IW_TERM_DDP_T_BASE_BOUNDS;
