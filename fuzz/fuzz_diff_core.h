@@ -32,6 +32,8 @@ typedef struct {
     iw_frame_type type;      /* IW_FRAME_FPDU, or a trailing IW_FRAME_INCOMPLETE */
     bool judged;             /* an FPDU, and the engine's stream had not ended before it */
     iw_verdict codec;        /* the codecs': the deframer's (CRC, markers), else iw_rdmap_decode's */
+    bool codec_deferred;     /* codec is deferred (iw_rdmap_msg.deferred): certain, but a
+                              * stateful check may name the engine's Terminate first */
     unsigned opcode;         /* iw_rdmap_decode's (when the DDP header decoded) */
     iw_shadow_result shadow; /* the run's own shadow, before the engine answered */
     bool term_sent;          /* the engine terminated on this frame, with term */

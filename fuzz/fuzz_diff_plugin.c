@@ -28,7 +28,8 @@
  *    as long as the engine's stream lasts;
  *  - an FPDU gets at most one Terminate verdict: an RNIC sends one;
  *  - a frame the codecs reject: exactly the engine's Terminate triple (which
- *    is the codecs', fuzz_diff_core.c checks that);
+ *    is the codecs', fuzz_diff_core.c checks that), or for a deferred codec
+ *    verdict (misaligned Atomic Request) the codecs' triple;
  *  - a codec-clean frame the engine terminated: the engine's triple, or
  *    none when the reason is state a capture cannot show (registrations,
  *    posted buffers: fz_diff_shadow_must_see is false and the library's own
@@ -189,7 +190,9 @@ static void check_step(size_t i, const fz_diff_step *s, const pl_pdu *r, bool en
     const iw_shadow_result *sh = &s->shadow;
     bool ok;
     if (codec_bad) {
-        ok = s->term_sent && pl_has(r, s->term.triple);
+        /* A deferred codec verdict is what the plugin shows, whichever
+         * Terminate the engine's state made it send first. */
+        ok = s->term_sent && pl_has(r, s->codec_deferred ? s->codec.term : s->term.triple);
     } else if (s->term_sent) {
         uint16_t e = s->term.triple;
         ok = pl_has(r, e) ||

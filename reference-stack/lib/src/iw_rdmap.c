@@ -195,6 +195,18 @@ static iw_ssize rdmap_check_fixed(iw_rdmap_msg *m, const rdmap_opinfo *oi, const
             *v = iw_verdict_term(IW_TERM_RDMAP_UNEXPECTED_OPCODE, "RFC 7306 §5.2.1");
             return IW_ERR_PROTO;
         }
+        /* RFC 7306 §5.1.1/§5.1.2: the remote TO MUST be 64-bit aligned, and
+         * §8.2 terminates a request that is not, whatever the STag's state.
+         * Which Terminate goes out first depends on the receiver's state (a
+         * bad STag is reported before the alignment), so the verdict is
+         * deferred: certain that one comes, 0/2/0x07 unless a stateful check
+         * fires first. */
+        if (m->u.atomic_req.to & 7) {
+            *v = iw_verdict_term(IW_TERM_RDMAP_CATASTROPHIC_STREAM,
+                                 "RFC 7306 §8.2 (unless an STag check fires first)");
+            m->deferred = true;
+            return IW_ERR_PROTO;
+        }
     }
     return 0;
 }
@@ -205,6 +217,7 @@ iw_ssize iw_rdmap_decode(iw_rdmap_msg *m, const uint8_t *seg, size_t len, iw_ver
      * opcodes that carry a header of their own (zeroed below). */
     m->rv = m->rsv = m->opcode = 0;
     m->has_hdr = false;
+    m->deferred = false;
     m->payload = NULL;
     m->payload_len = 0;
     m->notes = 0;

@@ -277,7 +277,9 @@ static void rx_header(iw_conn *c) {
     iw_rdmap_msg *m = &c->rmsg;
     rx_set_payload(c, NULL, pay); /* drain unless a check below places it */
     c->pay_mr = (iw_mr_ref){0, 0};
-    if (iw_rdmap_decode(m, seg, seglen, &v) < 0)
+    /* A deferred verdict (misaligned Atomic Request) is met again, in its
+     * order, by iw_place_atomic after the MSN, IRD and STag checks. */
+    if (iw_rdmap_decode(m, seg, seglen, &v) < 0 && !m->deferred)
         return rx_fail(c, v.term, v.rfc);
     bool fixed = m->opcode == IW_OP_READ_REQ || m->opcode == IW_OP_ATOMIC_REQ ||
                  m->opcode == IW_OP_ATOMIC_RESP || m->opcode == IW_OP_IMM ||

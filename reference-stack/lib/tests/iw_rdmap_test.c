@@ -4,6 +4,8 @@
  *
  * Every golden segment is written out by hand from the RFC figures
  * (RFC 5040 App. A, RFC 7306 App. A layouts). */
+#include <string.h>
+
 #include <iwarp/rdmap.h>
 
 #include "iw_test.h"
@@ -769,6 +771,43 @@ IW_TEST(fixed_size_messages) {
     }
 }
 
+/* RFC 7306 §5.1.1, §8.2: an Atomic Request whose remote TO is not 64-bit
+ * aligned must be terminated whatever its STag's state: a deferred verdict,
+ * 0/2/0x07 unless a stateful check names the Terminate first, the header
+ * still decoded in full. */
+IW_TEST(atomic_misaligned_to) {
+    for (unsigned low = 0; low < 16; low++) {
+        uint8_t b[256];
+        size_t n = unhex(b, seg_atomic_req);
+        b[18 + 12 + 7] = (uint8_t)low; /* lowest octet of the remote TO */
+        iw_rdmap_msg m;
+        iw_verdict v;
+        iw_ssize r = dec(&m, b, n, &v);
+        CHECK(m.has_hdr);
+        CHECK_EQ(m.u.atomic_req.to, 0x10000u | low);
+        if (low & 7) {
+            CHECK_EQ(r, IW_ERR_PROTO);
+            CHECK_EQ(v.kind, IW_VERDICT_TERM);
+            CHECK_EQ(v.term, IW_TERM_RDMAP_CATASTROPHIC_STREAM);
+            CHECK(strstr(v.rfc, "RFC 7306 §8.2") != NULL);
+            CHECK(m.deferred);
+        } else {
+            CHECK_EQ(r, (iw_ssize)n);
+            CHECK(!m.deferred);
+        }
+    }
+    /* An unsupported AOpCode is judged before the alignment, and not deferred. */
+    uint8_t b[256];
+    size_t n = unhex(b, seg_atomic_req);
+    b[21] = 5;
+    b[18 + 12 + 7] = 3;
+    iw_rdmap_msg m;
+    iw_verdict v;
+    CHECK_EQ(dec(&m, b, n, &v), IW_ERR_PROTO);
+    CHECK_EQ(v.term, IW_TERM_RDMAP_UNEXPECTED_OPCODE);
+    CHECK(!m.deferred);
+}
+
 /* RFC 7306 §5.2.1 item 4 / §10.1: only FetchAdd (0) and CmpSwap (2);
  * anything else surfaces an error, Remote Operation / Unexpected OpCode. */
 IW_TEST(atomic_aopcodes) {
@@ -1157,7 +1196,7 @@ IW_TEST_MAIN("rdmap", IW_CASE(msg_init_every_opcode), IW_CASE(golden_decode_ever
              IW_CASE(terminate_mdr_combinations), IW_CASE(terminate_notes),
              IW_CASE(bad_ddp_version), IW_CASE(bad_qn), IW_CASE(bad_rdmap_version),
              IW_CASE(bad_opcode), IW_CASE(opcode_model_and_queue_mismatch),
-             IW_CASE(truncated_headers), IW_CASE(fixed_size_messages), IW_CASE(atomic_aopcodes),
+             IW_CASE(truncated_headers), IW_CASE(fixed_size_messages), IW_CASE(atomic_aopcodes), IW_CASE(atomic_misaligned_to),
              IW_CASE(check_order), IW_CASE(notes_reserved_fields),
              IW_CASE(segmented_control_messages), IW_CASE(opcode_names),
              IW_CASE(encode_invalid_arg), IW_CASE(refusal_leaves_buffer_untouched))

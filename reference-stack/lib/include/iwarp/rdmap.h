@@ -98,6 +98,10 @@ typedef struct iw_rdmap_msg {
     uint8_t rsv;    /* RDMAP Control reserved bits */
     uint8_t opcode;
     bool has_hdr;   /* the opcode's own header was decoded from this segment */
+    bool deferred;  /* the IW_ERR_PROTO verdict is certain whatever the receiver's
+                     * state, but a receiver meets it after its stateful checks
+                     * (MSN, IRD, STag), whose own Terminate may come first:
+                     * a misaligned Atomic Request (RFC 7306 §8.2) */
     union {
         iw_rdmap_read_req read_req;
         iw_rdmap_term term;
@@ -117,7 +121,9 @@ typedef struct iw_rdmap_msg {
  * opcode's header and size (RFC 5040 §4.4, §4.8; RFC 7306 §5, §6.3). Returns
  * the segment length, or IW_ERR_PROTO with *v = the Terminate a conformant
  * receiver must send (m holds whatever was decoded). Checks that need
- * registered memory or posted buffers belong to the engine. */
+ * registered memory or posted buffers belong to the engine; a verdict that
+ * is certain but ordered after them sets m->deferred (the header is then
+ * decoded in full). */
 iw_ssize iw_rdmap_decode(iw_rdmap_msg *m, const uint8_t *seg, size_t len, iw_verdict *v);
 
 /* Header encoders: write the RDMAP header that follows the DDP header.
