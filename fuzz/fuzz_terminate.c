@@ -8,7 +8,8 @@
  *     +28 when R): decoding fails exactly when the input is shorter, and
  *     then with Remote Operation / Unspecified (the library's documented
  *     choice). Decoded fields, notes and the triple's registry lookups must
- *     match the bytes;
+ *     match the bytes. A control that is senseless as §4.8 lays it out but
+ *     sane in Linux siw's bit order is read in siw's order (model_siw);
  *  2. as field values, wider than their bits, for iw_rdmap_encode_term:
  *     it refuses exactly the values that do not fit, and what it writes
  *     decodes back to the same fields. */
@@ -29,11 +30,12 @@ static size_t term_prefix(uint8_t *out, size_t outlen) {
     return (size_t)n;
 }
 
-/* What §4.8 requires of body[0..len): the header length, or 0 if short. */
-static size_t model_len(const uint8_t *b, size_t len) {
+/* What §4.8 requires of body[0..len): the header length, or 0 if short.
+ * mb/db/rb: where the M, D, R bits sit in the third octet. */
+static size_t model_len_bits(const uint8_t *b, size_t len, uint8_t mb, uint8_t db, uint8_t rb) {
     size_t need = IW_RDMAP_TERM_CTRL_LEN;
     if (len < need) return 0;
-    bool m = b[2] & 0x80, d = b[2] & 0x40, r = b[2] & 0x20;
+    bool m = b[2] & mb, d = b[2] & db, r = b[2] & rb;
     if (m || d) need += 2;
     if (d) {
         if (len < need + 1) return 0;
@@ -43,12 +45,33 @@ static size_t model_len(const uint8_t *b, size_t len) {
     return len < need ? 0 : need;
 }
 
+static size_t model_len(const uint8_t *b, size_t len) {
+    return model_len_bits(b, len, 0x80, 0x40, 0x20);
+}
+
+/* Linux siw's order (drivers/infiniband/sw/siw/iwarp.h, a little-endian
+ * bitfield): Layer in the low nibble of octet 0, EType in the high one,
+ * M/D/R in bits 0/1/2 of octet 2, 13 reserved bits above. The decoder
+ * takes it exactly when the RFC reading has an unregistered triple or
+ * reserved bits set, siw's has neither, and siw's sub-fields are all there. */
+static bool model_siw(const uint8_t *b, size_t len) {
+    if (len < IW_RDMAP_TERM_CTRL_LEN) return false;
+    bool rfc_sane = (b[2] & 0x1F) == 0 && b[3] == 0 &&
+                    iw_term_is_registered(IW_TERM_TRIPLE(b[0] >> 4, b[0] & 0xF, b[1]));
+    bool siw_sane = (b[2] >> 3) == 0 && b[3] == 0 &&
+                    iw_term_is_registered(IW_TERM_TRIPLE(b[0] & 0xF, b[0] >> 4, b[1]));
+    return !rfc_sane && siw_sane && model_len_bits(b, len, 0x01, 0x02, 0x04) != 0;
+}
+
 static void check_triple_lookups(const iw_rdmap_msg *m) {
     const iw_rdmap_term *t = &m->u.term;
     uint16_t triple = IW_TERM_TRIPLE(t->layer, t->etype, t->ecode);
     bool reg = iw_term_is_registered(triple);
     FUZZ_CHECK(iw_term_str(triple) != NULL);
     FUZZ_CHECK((iw_term_rfc(triple) != NULL) == reg);
+    bool siw = t->siw_layout; /* then the reading siw's order made sane */
+    FUZZ_CHECK(!siw || (reg && t->rsvd == 0));
+    FUZZ_CHECK(((m->notes & IW_NOTE(TERM_SIW_LAYOUT)) != 0) == siw);
     FUZZ_CHECK(((m->notes & IW_NOTE(TERM_UNREGISTERED)) != 0) == !reg);
     FUZZ_CHECK(((m->notes & IW_NOTE(TERM_RSVD_BITS)) != 0) == (t->rsvd != 0));
 }
@@ -73,7 +96,8 @@ static void decode_path(const uint8_t *body, size_t len) {
     iw_rdmap_msg m;
     iw_verdict v;
     iw_ssize r = iw_rdmap_decode(&m, seg, hl + len, &v);
-    size_t need = model_len(body, len);
+    bool siw = model_siw(body, len);
+    size_t need = siw ? model_len_bits(body, len, 0x01, 0x02, 0x04) : model_len(body, len);
     if (need == 0) {
         FUZZ_CHECK(r == IW_ERR_PROTO && v.kind == IW_VERDICT_TERM);
         FUZZ_CHECK(v.term == IW_TERM_RDMAP_OP_UNSPECIFIED);
@@ -83,7 +107,12 @@ static void decode_path(const uint8_t *body, size_t len) {
     }
     FUZZ_CHECK(r == (iw_ssize)(hl + len) && v.kind == IW_VERDICT_OK && m.has_hdr);
     const iw_rdmap_term *t = &m.u.term;
-    FUZZ_CHECK(t->layer == body[0] >> 4 && t->etype == (body[0] & 0xF) && t->ecode == body[1]);
+    FUZZ_CHECK(t->siw_layout == siw);
+    if (siw)
+        FUZZ_CHECK(t->layer == (body[0] & 0xF) && t->etype == body[0] >> 4 && t->ecode == body[1]);
+    else
+        FUZZ_CHECK(t->layer == body[0] >> 4 && t->etype == (body[0] & 0xF) &&
+                   t->ecode == body[1]);
     check_triple_lookups(&m);
     if (t->d) {
         /* The copied header is where §4.8 puts it and decodes on its own. */
@@ -121,6 +150,7 @@ static void encode_path(const uint8_t *data, size_t size) {
     t.m = bits & 0x80;
     t.d = bits & 0x40;
     t.r = bits & 0x20;
+    t.siw_layout = bits & 0x10; /* written in Linux siw's bit order */
     t.rsvd = fuzz_u16(&in);
     t.ddp_seg_len = fuzz_u16(&in);
     t.ddp_raw_len = fuzz_u8(&in) % (IW_DDP_UNTAGGED_HDR_LEN + 1);
@@ -144,15 +174,29 @@ static void encode_path(const uint8_t *data, size_t size) {
         FUZZ_CHECK(w == IW_ERR_INVALID_ARG);
         return;
     }
-    FUZZ_CHECK(w > 0 && (size_t)w == model_len(seg + hl, (size_t)w));
+    FUZZ_CHECK(w > 0 && (size_t)w == (t.siw_layout
+                                          ? model_len_bits(seg + hl, (size_t)w, 0x01, 0x02, 0x04)
+                                          : model_len(seg + hl, (size_t)w)));
+    /* Bytes read back in the order the decoder picks (model_siw); the
+     * fields survive when that is the order they were written in. */
+    bool dec_siw = model_siw(seg + hl, (size_t)w);
 
     iw_rdmap_msg m;
     iw_verdict v;
-    FUZZ_CHECK(iw_rdmap_decode(&m, seg, hl + (size_t)w, &v) == (iw_ssize)hl + w);
-    FUZZ_CHECK(m.has_hdr && (m.notes & IW_NOTE(TERM_TRAILING)) == 0);
+    iw_ssize dr = iw_rdmap_decode(&m, seg, hl + (size_t)w, &v);
+    size_t dneed = dec_siw ? model_len_bits(seg + hl, (size_t)w, 0x01, 0x02, 0x04)
+                           : model_len(seg + hl, (size_t)w);
+    if (dneed == 0) { /* read in the other order, its fields do not fit */
+        FUZZ_CHECK(dec_siw != t.siw_layout && dr == IW_ERR_PROTO);
+        return;
+    }
+    FUZZ_CHECK(dr == (iw_ssize)hl + w && m.has_hdr);
+    FUZZ_CHECK(dec_siw != t.siw_layout || (m.notes & IW_NOTE(TERM_TRAILING)) == 0);
+    FUZZ_CHECK(m.u.term.siw_layout == dec_siw);
     if (!t.d) /* the decoder reports no copy when D is clear */
         t.ddp_raw_len = 0, t.ddp_raw = NULL;
-    check_same_term(&t, &m.u.term);
+    if (dec_siw == t.siw_layout)
+        check_same_term(&t, &m.u.term);
     check_triple_lookups(&m);
 
     /* One octet short: refused before anything is written. */

@@ -78,13 +78,9 @@ static void rdmap_get_read_req(iw_rdmap_read_req *r, const uint8_t *p) {
     r->src_to = iw_get_u64(p + 20);
 }
 
-/* Terminate header, RFC 5040 §4.8. Sub-fields are present as the M/D/R bits
- * say; a copied DDP header is sized by its own T bit. Octets after them
- * (senders that zero-fill the full layout, §7.1) are tolerated. */
-static iw_ssize rdmap_decode_term(iw_rdmap_msg *m, const uint8_t *p, size_t n, iw_verdict *v) {
-    iw_rdmap_term *t = &m->u.term;
-    if (n < IW_RDMAP_TERM_CTRL_LEN)
-        return rdmap_short(v);
+/* Terminate Control as RFC 5040 §4.8 lays it out: Layer, EType, Error Code,
+ * then M, D, R from the top bit of the third octet, 13 reserved bits. */
+static void term_ctrl_rfc(iw_rdmap_term *t, const uint8_t *p) {
     t->layer = p[0] >> 4;
     t->etype = p[0] & 0xF;
     t->ecode = p[1];
@@ -92,31 +88,85 @@ static iw_ssize rdmap_decode_term(iw_rdmap_msg *m, const uint8_t *p, size_t n, i
     t->d = (p[2] & 0x40) != 0;
     t->r = (p[2] & 0x20) != 0;
     t->rsvd = (uint16_t)((p[2] & 0x1F) << 8 | p[3]);
-    if (t->rsvd)
-        m->notes |= IW_NOTE(TERM_RSVD_BITS);
-    if (!iw_term_is_registered(IW_TERM_TRIPLE(t->layer, t->etype, t->ecode)))
-        m->notes |= IW_NOTE(TERM_UNREGISTERED);
+}
+
+/* The same control as Linux siw sends it: its header declares the word as
+ * a bitfield (layer:4, etype:4, ecode:8, flag_m:1, flag_d:1, flag_r:1,
+ * reserved:13; drivers/infiniband/sw/siw/iwarp.h) that little-endian hosts
+ * fill from the low bit of each octet, so Layer and EType swap nibbles and
+ * M, D, R are the low bits of the third octet. The octets after it (segment
+ * length, copied headers) are as the RFC has them. */
+static void term_ctrl_siw(iw_rdmap_term *t, const uint8_t *p) {
+    t->layer = p[0] & 0xF;
+    t->etype = p[0] >> 4;
+    t->ecode = p[1];
+    t->m = (p[2] & 0x01) != 0;
+    t->d = (p[2] & 0x02) != 0;
+    t->r = (p[2] & 0x04) != 0;
+    t->rsvd = (uint16_t)(p[2] >> 3 | p[3] << 5);
+}
+
+static bool term_ctrl_sane(const iw_rdmap_term *t) {
+    return t->rsvd == 0 && iw_term_is_registered(IW_TERM_TRIPLE(t->layer, t->etype, t->ecode));
+}
+
+/* The sub-fields the M/D/R bits announce; a copied DDP header is sized by
+ * its own T bit. Returns the octets used, or -1 if p is too short. */
+static iw_ssize term_body(iw_rdmap_term *t, const uint8_t *p, size_t n) {
     size_t off = IW_RDMAP_TERM_CTRL_LEN;
     if (t->m || t->d) {
         if (n < off + 2)
-            return rdmap_short(v);
+            return -1;
         t->ddp_seg_len = iw_get_u16(p + off);
         off += 2;
     }
     if (t->d) {
         if (n < off + 1 || iw_ddp_decode_hdr(&t->ddp, p + off, n - off) < 0)
-            return rdmap_short(v);
+            return -1;
         t->ddp_raw = p + off;
         t->ddp_raw_len = iw_ddp_hdr_len(p[off]);
         off += t->ddp_raw_len;
     }
     if (t->r) {
         if (n < off + IW_RDMAP_READ_REQ_LEN)
-            return rdmap_short(v);
+            return -1;
         rdmap_get_read_req(&t->rreq, p + off);
         off += IW_RDMAP_READ_REQ_LEN;
     }
-    for (size_t i = off; i < n; i++)
+    return (iw_ssize)off;
+}
+
+/* Terminate header, RFC 5040 §4.8. Octets after the announced sub-fields
+ * (senders that zero-fill the full layout, §7.1) are tolerated. A control
+ * that makes no sense as the RFC lays it out (unregistered triple or
+ * reserved bits set) but does in siw's bit order, with every sub-field it
+ * then announces present, is read in siw's order and flagged. */
+static iw_ssize rdmap_decode_term(iw_rdmap_msg *m, const uint8_t *p, size_t n, iw_verdict *v) {
+    iw_rdmap_term *t = &m->u.term;
+    if (n < IW_RDMAP_TERM_CTRL_LEN)
+        return rdmap_short(v);
+    term_ctrl_rfc(t, p);
+    iw_ssize off = -1;
+    if (!term_ctrl_sane(t)) {
+        iw_rdmap_term s;
+        memset(&s, 0, sizeof s);
+        term_ctrl_siw(&s, p);
+        if (term_ctrl_sane(&s) && (off = term_body(&s, p, n)) >= 0) {
+            s.siw_layout = true;
+            *t = s;
+            m->notes |= IW_NOTE(TERM_SIW_LAYOUT);
+        }
+    }
+    if (!t->siw_layout) {
+        if (t->rsvd)
+            m->notes |= IW_NOTE(TERM_RSVD_BITS);
+        if (!iw_term_is_registered(IW_TERM_TRIPLE(t->layer, t->etype, t->ecode)))
+            m->notes |= IW_NOTE(TERM_UNREGISTERED);
+        off = term_body(t, p, n);
+        if (off < 0)
+            return rdmap_short(v);
+    }
+    for (size_t i = (size_t)off; i < n; i++)
         if (p[i]) {
             m->notes |= IW_NOTE(TERM_TRAILING);
             break;
@@ -351,10 +401,18 @@ iw_ssize iw_rdmap_encode_term(uint8_t *out, size_t outlen, const iw_rdmap_term *
     size_t total = (size_t)len;
     if (outlen < total)
         return IW_ERR_NOBUF;
-    out[0] = (uint8_t)(t->layer << 4 | t->etype);
     out[1] = t->ecode;
-    out[2] = (uint8_t)((t->m ? 0x80 : 0) | (t->d ? 0x40 : 0) | (t->r ? 0x20 : 0) | t->rsvd >> 8);
-    out[3] = (uint8_t)t->rsvd;
+    if (t->siw_layout) { /* Linux siw's bit order (term_ctrl_siw) */
+        out[0] = (uint8_t)(t->etype << 4 | t->layer);
+        out[2] = (uint8_t)((t->m ? 0x01 : 0) | (t->d ? 0x02 : 0) | (t->r ? 0x04 : 0) |
+                           (t->rsvd & 0x1F) << 3);
+        out[3] = (uint8_t)(t->rsvd >> 5);
+    } else {
+        out[0] = (uint8_t)(t->layer << 4 | t->etype);
+        out[2] = (uint8_t)((t->m ? 0x80 : 0) | (t->d ? 0x40 : 0) | (t->r ? 0x20 : 0) |
+                           t->rsvd >> 8);
+        out[3] = (uint8_t)t->rsvd;
+    }
     size_t off = IW_RDMAP_TERM_CTRL_LEN;
     if (t->m || t->d) {
         iw_put_u16(out + off, t->ddp_seg_len);

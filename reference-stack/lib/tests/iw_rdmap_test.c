@@ -573,7 +573,8 @@ IW_TEST(terminate_notes) {
         {"20 02 00 00", 0, 0},                          /* MPA CRC */
         {"01 05 00 00", IW_NOTE(TERM_UNREGISTERED), 0}, /* 0/1/0x05 unassigned */
         {"30 00 00 00", IW_NOTE(TERM_UNREGISTERED), 0}, /* no layer 3 */
-        {"20 08 00 00", IW_NOTE(TERM_UNREGISTERED), 0},
+        /* not "20 08": 0/2/0x08 in siw's order (term_siw_layout) */
+        {"20 0A 00 00", IW_NOTE(TERM_UNREGISTERED), 0},
         {"12 00 00 00", IW_NOTE(TERM_UNREGISTERED), 0}, /* untagged codes start at 1 */
         {"02 06 1F FF", IW_NOTE(TERM_RSVD_BITS), 0x1FFF},
         {"02 06 00 01", IW_NOTE(TERM_RSVD_BITS), 0x0001},
@@ -769,6 +770,66 @@ IW_TEST(fixed_size_messages) {
         iw_verdict v;
         CHECK_EQ(dec(&m, b, n, &v), (iw_ssize)n);
     }
+}
+
+/* Linux siw's Terminate Control (little-endian bitfield order, see
+ * term_ctrl_siw): recognised when the RFC reading makes no sense and siw's
+ * does, the copied header decoded under it; re-encoded to the same octets. */
+IW_TEST(term_siw_layout) {
+    static const char *const segs[] = {
+        /* 2/0/0x02 with no sub-field: RFC reading 0/2/0x02, unregistered */
+        UT("41", "47", "00000000", "00000002", "00000001", "00000000") "02 02 00 00",
+        /* 1/1/0x00, M=1, D=1, 33 octets, a copied tagged header */
+        UT("41", "47", "00000000", "00000002", "00000001",
+           "00000000") "11 00 03 00 00 21 C1 40 00000101 0000000000001000",
+    };
+    uint8_t b[128], out[128];
+    iw_rdmap_msg m;
+    iw_verdict v;
+    size_t n = unhex(b, segs[0]);
+    CHECK_EQ(dec(&m, b, n, &v), (iw_ssize)n);
+    CHECK(m.u.term.siw_layout);
+    CHECK(m.notes & IW_NOTE(TERM_SIW_LAYOUT));
+    CHECK(!(m.notes & (IW_NOTE(TERM_UNREGISTERED) | IW_NOTE(TERM_RSVD_BITS))));
+    CHECK_EQ(IW_TERM_TRIPLE(m.u.term.layer, m.u.term.etype, m.u.term.ecode), 0x2002);
+    CHECK(!m.u.term.m && !m.u.term.d && !m.u.term.r);
+    CHECK_EQ(iw_rdmap_encode(out, sizeof out, &m), (iw_ssize)n);
+    CHECK_MEM(out, b, n);
+
+    n = unhex(b, segs[1]);
+    CHECK_EQ(dec(&m, b, n, &v), (iw_ssize)n);
+    const iw_rdmap_term *t = &m.u.term;
+    CHECK(t->siw_layout);
+    CHECK_EQ(IW_TERM_TRIPLE(t->layer, t->etype, t->ecode), IW_TERM_DDP_T_INVALID_STAG);
+    CHECK(t->m && t->d && !t->r);
+    CHECK_EQ(t->rsvd, 0);
+    CHECK_EQ(t->ddp_seg_len, 33);
+    CHECK(t->ddp.tagged && t->ddp.last);
+    CHECK_EQ(t->ddp.stag, 0x101);
+    CHECK(t->ddp.to == 0x1000);
+    CHECK_EQ(t->ddp_raw_len, 14);
+    CHECK(!(m.notes & IW_NOTE(TERM_TRAILING)));
+    CHECK_EQ(iw_rdmap_encode(out, sizeof out, &m), (iw_ssize)n);
+    CHECK_MEM(out, b, n);
+
+    /* Sane as the RFC has it: never re-read (01 00 00 00 is 0/1/0x00 there,
+     * 1/0/0x00 in siw's order; the RFC wins). */
+    n = unhex(b, UT("41", "47", "00000000", "00000002", "00000001", "00000000") "01 00 00 00");
+    CHECK_EQ(dec(&m, b, n, &v), (iw_ssize)n);
+    CHECK(!m.u.term.siw_layout);
+    CHECK_EQ(IW_TERM_TRIPLE(m.u.term.layer, m.u.term.etype, m.u.term.ecode), 0x0100);
+    /* Senseless both ways: RFC reading, flagged as before. */
+    n = unhex(b, UT("41", "47", "00000000", "00000002", "00000001", "00000000") "FF FF 1F FF");
+    CHECK_EQ(dec(&m, b, n, &v), (iw_ssize)n);
+    CHECK(!m.u.term.siw_layout);
+    CHECK(m.notes & IW_NOTE(TERM_UNREGISTERED));
+    CHECK(m.notes & IW_NOTE(TERM_RSVD_BITS));
+    /* siw's order but the copied header it announces is missing: RFC
+     * reading (no sub-field announced there), flagged. */
+    n = unhex(b, UT("41", "47", "00000000", "00000002", "00000001", "00000000") "11 00 03 00");
+    CHECK_EQ(dec(&m, b, n, &v), (iw_ssize)n);
+    CHECK(!m.u.term.siw_layout);
+    CHECK(m.notes & IW_NOTE(TERM_RSVD_BITS));
 }
 
 /* RFC 7306 §5.1.1, §8.2: an Atomic Request whose remote TO is not 64-bit
@@ -1196,7 +1257,7 @@ IW_TEST_MAIN("rdmap", IW_CASE(msg_init_every_opcode), IW_CASE(golden_decode_ever
              IW_CASE(terminate_mdr_combinations), IW_CASE(terminate_notes),
              IW_CASE(bad_ddp_version), IW_CASE(bad_qn), IW_CASE(bad_rdmap_version),
              IW_CASE(bad_opcode), IW_CASE(opcode_model_and_queue_mismatch),
-             IW_CASE(truncated_headers), IW_CASE(fixed_size_messages), IW_CASE(atomic_aopcodes), IW_CASE(atomic_misaligned_to),
+             IW_CASE(truncated_headers), IW_CASE(fixed_size_messages), IW_CASE(atomic_aopcodes), IW_CASE(atomic_misaligned_to), IW_CASE(term_siw_layout),
              IW_CASE(check_order), IW_CASE(notes_reserved_fields),
              IW_CASE(segmented_control_messages), IW_CASE(opcode_names),
              IW_CASE(encode_invalid_arg), IW_CASE(refusal_leaves_buffer_untouched))

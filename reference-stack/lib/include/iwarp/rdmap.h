@@ -72,6 +72,10 @@ typedef struct iw_rdmap_term {
     const uint8_t *ddp_raw;
     size_t ddp_raw_len;
     iw_rdmap_read_req rreq; /* r */
+    bool siw_layout;    /* the control is in Linux siw's bit order (layer and
+                         * etype nibbles swapped, M/D/R in the low bits of its
+                         * third octet): the fields above are read that way
+                         * (IW_NOTE TERM_SIW_LAYOUT); the encoder writes it */
 } iw_rdmap_term;
 
 typedef struct iw_rdmap_atomic_req {
