@@ -224,9 +224,21 @@ void iwk_expert_verdict(packet_info *pinfo, proto_item *item, const iw_verdict *
     }
 }
 
+void iwk_expert_note_msg(packet_info *pinfo, proto_item *item, unsigned bit, const char *fmt, ...) {
+    if (bit >= IW_NOTE_COUNT_)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    expert_add_info_format(pinfo, item, &ei_note[bit], "%s", msg);
+    g_free(msg);
+    iwk_alert(pinfo, item, note_severity(bit));
+}
+
 void iwk_expert_notes(packet_info *pinfo, proto_item *item, guint32 notes) {
     for (unsigned i = 0; i < IW_NOTE_COUNT_; i++) {
-        if (!(notes & (1u << i)))
+        if (!(notes & (1u << i)) || (IWK_NOTES_OWN_MSG & (1u << i)))
             continue;
         expert_add_info_format(pinfo, item, &ei_note[i], "%s (%s)", iw_note_str((iw_note)i),
                                iw_note_rfc((iw_note)i));

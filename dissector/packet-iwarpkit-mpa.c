@@ -137,7 +137,11 @@ static iwk_conv *conv_new(conversation_t *conv, packet_info *pinfo) {
     copy_address_wmem(wmem_file_scope(), &c->addr0, &pinfo->src);
     c->port0 = pinfo->srcport;
     c->crc = -1;
-    c->index = ++conv_count;
+    /* The TCP dissector's stream index (tcp.stream), so statistics and
+     * iwk_mpa.stream / iwk_rdmap.qp name streams as Wireshark does. */
+    struct tcp_analysis *tcpd = get_tcp_conversation_data(conv, pinfo);
+    c->index = tcpd ? tcpd->stream : conv_count;
+    conv_count++;
     c->init_dir = -1;
     c->shadow = wmem_new(wmem_file_scope(), iw_shadow);
     iw_shadow_init(c->shadow);
@@ -155,6 +159,12 @@ static int conv_dir(const iwk_conv *c, const packet_info *pinfo) {
     return (pinfo->srcport == c->port0 && addresses_equal(&pinfo->src, &c->addr0)) ? 0 : 1;
 }
 
+/* Generated iwk_mpa.stream: the TCP stream (tcp.stream) of this PDU. */
+static void add_stream(proto_tree *mt, tvbuff_t *tvb, const iwk_conv *c) {
+    proto_item *si = proto_tree_add_uint(mt, hf_conv, tvb, 0, 0, c->index);
+    proto_item_set_generated(si);
+}
+
 static const guint8 *tvb_bytes(tvbuff_t *tvb, guint offset, guint *len) {
     *len = tvb_captured_length_remaining(tvb, offset);
     return *len ? tvb_get_ptr(tvb, offset, *len) : NULL;
@@ -162,13 +172,22 @@ static const guint8 *tvb_bytes(tvbuff_t *tvb, guint offset, guint *len) {
 
 /* ---------------- framing probes (all through libiwarp) ---------------- */
 
-/* True if the bytes begin with an MPA Request or Reply key. */
+/* "MPA ID ??? Frame": the shape of both keys (RFC 5044 §7.1.1) with
+ * other octets in the middle, a startup frame whose key the peer rejects
+ * (§7.1.2 rule 5). */
+static gboolean key_shaped(const guint8 *p, guint len) {
+    return len >= IW_MPA_KEY_LEN && memcmp(p, "MPA ID ", 7) == 0 &&
+           memcmp(p + 10, " Frame", 6) == 0;
+}
+
+/* True if the bytes begin with an MPA Request or Reply key, or a key of
+ * their shape (decoded as a startup frame with a bad key). */
 static gboolean probe_rr(const guint8 *p, guint len, iw_mpa_rr *rr) {
     iw_verdict v;
     if (len < IW_MPA_KEY_LEN)
         return FALSE;
     iw_ssize r = iw_mpa_rr_decode(rr, p, len, &v);
-    return !(r == IW_ERR_PROTO && v.close == IW_CLOSE_MPA_BAD_KEY);
+    return !(r == IW_ERR_PROTO && v.close == IW_CLOSE_MPA_BAD_KEY) || key_shaped(p, len);
 }
 
 /* One FPDU at p decodes with (markers, pos); *strong when its CRC
@@ -394,6 +413,26 @@ static void dissect_rr(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
 
     proto_item *ti = proto_tree_add_item(tree, proto_iwk_mpa, tvb, 0, -1, ENC_NA);
     proto_tree *mt = proto_item_add_subtree(ti, ett_mpa);
+    add_stream(mt, tvb, c);
+    if (r == IW_ERR_PROTO && v.close == IW_CLOSE_MPA_BAD_KEY) {
+        /* Neither key: nothing after it means anything (§7.1.2 rule 5). */
+        proto_item *bi = proto_tree_add_item(mt, hf_rr, tvb, 0, -1, ENC_NA);
+        proto_item_append_text(bi, " (bad key)");
+        proto_tree *bt = proto_item_add_subtree(bi, ett_rr);
+        proto_tree_add_item(bt, hf_key, tvb, 0, IW_MPA_KEY_LEN, ENC_ASCII);
+        proto_item_append_text(ti, ", MPA frame with a bad key");
+        iwk_expert_verdict(pinfo, bi, &v);
+        col_set_str(pinfo->cinfo, COL_PROTOCOL, "MPA");
+        col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", "MPA frame [bad key]");
+        if (!PINFO_FD_VISITED(pinfo) && pd->track) {
+            c->handshake = TRUE;
+            c->dir[d].rejected = TRUE; /* the peer closes: nothing more to frame */
+        }
+        (void)seq;
+        return;
+    }
+    proto_item *rri = proto_tree_add_item(mt, hf_rr, tvb, 0, -1, ENC_NA);
+    proto_item_set_generated(rri);
     proto_item *ri = proto_tree_add_uint(mt, hf_rr_type, tvb, 0, tvb_reported_length(tvb), rr.type);
     proto_tree *rt = proto_item_add_subtree(ri, ett_rr);
     proto_item_append_text(ti, ", %s", val_to_str_const(rr.type, rr_type_vals, "MPA frame"));
@@ -565,6 +604,7 @@ static void dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iw
     proto_item *ti = proto_tree_add_item(tree, proto_iwk_mpa, tvb, 0, -1, ENC_NA);
     proto_tree *mt = proto_item_add_subtree(ti, ett_mpa);
     proto_item_append_text(ti, ", FPDU");
+    add_stream(mt, tvb, c);
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "iWARP");
     if (tvb_captured_length(tvb) < wire) {
         proto_tree_add_expert(mt, pinfo, &ei_truncated, tvb, 0, -1);
@@ -747,6 +787,7 @@ static int dissect_iwk_tcp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
 
     guint total = tvb_reported_length(tvb);
     guint offset = 0;
+    gboolean took_info = FALSE;
     while (offset < total) {
         guint32 seq = seq0 + offset;
         iwk_pdu *pd = (iwk_pdu *)p_get_proto_data(wmem_file_scope(), pinfo, proto_iwk_mpa, seq);
@@ -786,10 +827,16 @@ static int dissect_iwk_tcp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
             /* First PDU of this frame: the Info column becomes ours. */
             col_clear(pinfo->cinfo, COL_INFO);
             p_add_proto_data(pinfo->pool, pinfo, proto_iwk_mpa, 0, GUINT_TO_POINTER(1));
+            took_info = TRUE;
         }
         dissect_one(tvb_new_subset_length(tvb, offset, len), pinfo, tree, c, d, pd, seq);
         offset += len;
     }
+    /* Ports first, as TCP shows them: the direction stays visible where the
+     * addresses are the same (loopback captures). */
+    if (took_info)
+        col_prepend_fstr(pinfo->cinfo, COL_INFO, "%u \xe2\x86\x92 %u ", pinfo->srcport,
+                         pinfo->destport);
     return (int)total;
 }
 

@@ -78,6 +78,7 @@ static int hf_term_rsvd = -1;
 static int hf_term_seg_len = -1;
 static int hf_term_ddp_hdr = -1;
 static int hf_term_rdma_hdr = -1;
+static int hf_term_answers = -1;
 static int hf_imm = -1;
 static int hf_atomic = -1;
 static int hf_atomic_rsvd = -1;
@@ -170,7 +171,60 @@ typedef struct iwk_seg {
     guint8 rtr;          /* 1: the RFC 6581 RTR, 2: a FULPDU where the RTR was due, 3: wrong type */
     gboolean unmatched, stag_mismatch, id_mismatch;
     iw_shadow_result shadow; /* the stateful verdict and notes */
+    guint32 answers;     /* Terminate: the frame of the segment its copied DDP header names */
 } iwk_seg;
+
+/* A DDP segment's identity, as a Terminate's copied header names it
+ * (RFC 5040 §4.8): tagged by STag and TO, untagged by QN, MSN and MO. */
+typedef struct iwk_seg_key {
+    guint8 dir, tagged;
+    guint32 a, b; /* STag, - / QN, MSN */
+    guint64 c;    /* TO / MO */
+} iwk_seg_key;
+
+static guint seg_key_hash(gconstpointer p) {
+    const iwk_seg_key *k = (const iwk_seg_key *)p;
+    guint64 h = k->c * 0x9E3779B97F4A7C15ull ^ ((guint64)k->a << 32 | k->b) ^
+                (guint64)(k->dir << 1 | k->tagged) << 60;
+    return (guint)(h ^ h >> 32);
+}
+
+static gboolean seg_key_equal(gconstpointer x, gconstpointer y) {
+    const iwk_seg_key *a = (const iwk_seg_key *)x, *b = (const iwk_seg_key *)y;
+    return a->dir == b->dir && a->tagged == b->tagged && a->a == b->a && a->b == b->b &&
+           a->c == b->c;
+}
+
+static iwk_seg_key seg_key(int dir, const iw_ddp_hdr *h) {
+    iwk_seg_key k;
+    memset(&k, 0, sizeof k);
+    k.dir = (guint8)dir;
+    k.tagged = h->tagged;
+    if (h->tagged) {
+        k.a = h->stag;
+        k.c = h->to;
+    } else {
+        k.a = h->qn;
+        k.b = h->msn;
+        k.c = h->mo;
+    }
+    return k;
+}
+
+/* First pass: remember where each segment was; a Terminate with a copied
+ * header links to the latest segment the other direction sent with it. */
+static void link_term(packet_info *pinfo, iwk_fpdu_ctx *ctx, const iw_rdmap_msg *m, iwk_seg *s) {
+    iwk_conv *c = ctx->conv;
+    if (!c->segs)
+        c->segs = wmem_map_new(wmem_file_scope(), seg_key_hash, seg_key_equal);
+    if (m->opcode == IW_OP_TERMINATE && m->has_hdr && m->u.term.d) {
+        iwk_seg_key k = seg_key(!ctx->d, &m->u.term.ddp);
+        s->answers = GPOINTER_TO_UINT(wmem_map_lookup(c->segs, &k));
+    }
+    iwk_seg_key *k = wmem_new(wmem_file_scope(), iwk_seg_key);
+    *k = seg_key(ctx->d, &m->ddp);
+    wmem_map_insert(c->segs, k, GUINT_TO_POINTER(pinfo->num));
+}
 
 /* A tagged message in progress on one STag. */
 typedef struct iwk_tmsg {
@@ -264,6 +318,20 @@ static void add_term(proto_tree *tree, tvbuff_t *tvb, guint off, const iw_rdmap_
     expert_add_info_format(pinfo, ti, &ei_terminate, "Terminate received: %u/%u/0x%02x %s (%s)",
                            t->layer, t->etype, t->ecode, iw_term_str(triple),
                            iw_term_rfc(triple) ? iw_term_rfc(triple) : "unregistered");
+    if (t->siw_layout) {
+        /* libiwarp read the control in siw's bit order (iw_rdmap.c
+         * term_ctrl_siw): say so, and what the RFC order would have said. */
+        guint8 b2 = tvb_get_guint8(tvb, off + 2);
+        iwk_expert_note_msg(pinfo, ti, IW_NOTE_BIT_TERM_SIW_LAYOUT,
+                            "Linux siw Terminate layout (little-endian bitfield, siw's "
+                            "iwarp.h): most likely meant %u/%u/0x%02x%s%s%s; in RFC 5040 §4.8 "
+                            "order it reads %u/%u/0x%02x, M/D/R clear, reserved 0x%04x",
+                            t->layer, t->etype, t->ecode, t->m ? ", M" : "", t->d ? ", D" : "",
+                            t->r ? ", R" : "", t->etype, t->layer, t->ecode,
+                            (guint)(b2 & 0x1F) << 8 | tvb_get_guint8(tvb, off + 3));
+        proto_item_append_text(ti, " [Linux siw bit order]");
+        wmem_strbuf_append(info, " [siw layout]");
+    }
     guint o = off + IW_RDMAP_TERM_CTRL_LEN;
     if (t->m || t->d) {
         proto_tree_add_uint(tt, hf_term_seg_len, tvb, o, 2, t->ddp_seg_len);
@@ -608,6 +676,8 @@ static iwk_seg *seg_state(packet_info *pinfo, iwk_fpdu_ctx *ctx, const iw_rdmap_
     s->shadow.verdict = iw_verdict_ok();
     if (m && r >= 0 && ctx->track && !ctx->crc_bad)
         track(pinfo, ctx, m, s);
+    if (m && ctx->track)
+        link_term(pinfo, ctx, m, s);
     if (ctx->track) {
         /* The stateless verdict first (RFC 5044 §6: the CRC, then DDP/RDMAP). */
         iw_verdict pre = ctx->mpa_verdict.kind != IW_VERDICT_OK ? ctx->mpa_verdict
@@ -742,6 +812,11 @@ void iwk_dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
     /* Stateful part: first pass only, then replayed. */
     iwk_seg *s = seg_state(pinfo, ctx, &m, len, r, &v);
     gboolean stateful = FALSE;
+    if (s && s->answers) {
+        proto_item *ai = proto_tree_add_uint(rt, hf_term_answers, tvb, 0, 0, s->answers);
+        proto_item_set_generated(ai);
+        wmem_strbuf_append_printf(info, " [answers frame %u]", s->answers);
+    }
     if (s) {
         /* The shadow's verdict: what a receiver with this conversation's
          * state must answer (libiwarp, as the engine does). */
@@ -825,14 +900,20 @@ void iwk_dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
         ti->opcode = m.opcode;
         ti->tagged = m.ddp.tagged;
         ti->qn = m.ddp.qn;
-        ti->bytes = len - hl;
+        /* Payload octets: the ULP data of Writes, Read Responses and Sends;
+         * the headers of control messages (Read Request, Terminate,
+         * Atomics, Immediate Data) are not payload. */
+        ti->bytes = opcode_has_payload(m.opcode) ? len - hl : 0;
         ti->conv_index = ctx->conv->index;
         ti->d = ctx->d;
         ti->src = &pinfo->src;
         ti->dst = &pinfo->dst;
         ti->srcport = pinfo->srcport;
         ti->dstport = pinfo->destport;
-        ti->verdict = ctx->crc_bad || r < 0 || stateful; /* crc_bad: MPA's verdict */
+        /* As iwk_rdmap.verdict is set: a DDP/RDMAP verdict, stateless or
+         * stateful. A CRC or marker failure is MPA's (counted apart). */
+        ti->verdict = (!ctx->crc_bad && r < 0) || stateful;
+        ti->mpa_verdict = ctx->crc_bad;
         tap_queue_packet(iwk_tap, pinfo, ti);
     }
     col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", wmem_strbuf_get_str(info));
@@ -921,6 +1002,11 @@ void proto_register_iwk_rdmap(void) {
         {&hf_term,
          {"Terminate header", "iwk_rdmap.term", FT_NONE, BASE_NONE, NULL, 0, "RFC 5040 §4.8",
           HFILL}},
+        {&hf_term_answers,
+         {"Answers segment in", "iwk_rdmap.term.answers", FT_FRAMENUM, BASE_NONE,
+          FRAMENUM_TYPE(FT_FRAMENUM_REQUEST), 0,
+          "The frame of the segment whose DDP header this Terminate copies (RFC 5040 §4.8), "
+          "the latest the other side sent with that header", HFILL}},
         {&hf_term_layer,
          {"Layer", "iwk_rdmap.term.layer", FT_UINT8, BASE_DEC, VALS(layer_vals), 0, NULL, HFILL}},
         {&hf_term_etype,
@@ -1010,7 +1096,7 @@ void proto_register_iwk_rdmap(void) {
           "Time from the Read/Atomic Request to the first segment of its response", HFILL}},
         {&hf_qp,
          {"Stream (QP)", "iwk_rdmap.qp", FT_UINT32, BASE_DEC, NULL, 0,
-          "Index of the TCP connection this RDMAP stream runs on", HFILL}},
+          "The TCP stream (tcp.stream) this RDMAP stream runs on", HFILL}},
         {&hf_fragments,
          {"Message fragments", "iwk_rdmap.fragments", FT_NONE, BASE_NONE, NULL, 0, NULL, HFILL}},
         {&hf_fragment,

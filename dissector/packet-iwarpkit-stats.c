@@ -2,9 +2,11 @@
  * one tap record per DDP segment. tshark: -z iwk,tree; Wireshark:
  * Statistics > iWARP (iwarpkit).
  *
- * Nodes: messages and payload octets per RDMAP opcode, and per stream (QP:
- * one TCP connection and direction) the same split by opcode, plus the
- * segments an RFC-conformant receiver would answer with a Terminate. */
+ * Nodes: segments and payload octets per RDMAP opcode, and per stream
+ * (tcp.stream and direction) the same split by opcode, plus the segments an
+ * RFC-conformant receiver would answer with a DDP/RDMAP Terminate (exactly
+ * those iwk_rdmap.verdict matches) and the FPDUs failing their CRC or
+ * marker check (MPA's verdict, iwk_mpa.term.*). */
 #include <epan/stats_tree.h>
 #include <epan/to_str.h>
 
@@ -13,18 +15,28 @@
 static int st_segments = -1;
 static int st_bytes = -1;
 static int st_qps = -1;
+static int st_qp_bytes = -1;
 static int st_verdicts = -1;
+static int st_mpa_verdicts = -1;
 
 static const char *const st_name_segments = "Segments by opcode";
 static const char *const st_name_bytes = "Payload octets by opcode";
-static const char *const st_name_qps = "Streams (QP)";
-static const char *const st_name_verdicts = "Segments with a Terminate verdict";
+static const char *const st_name_qps = "Segments by stream (tcp.stream)";
+static const char *const st_name_qp_bytes = "Payload octets by stream (tcp.stream)";
+static const char *const st_name_verdicts =
+    "Terminate verdicts (iwk_rdmap.verdict)";
+static const char *const st_name_mpa_verdicts = "CRC or marker failures (MPA)";
 
+/* Every percentage is of its parent's count in the same unit: segments
+ * under segments, octets under octets. Payload octets are the ULP data of
+ * Writes, Read Responses and Sends (iwk_tap_info.bytes). */
 static void iwk_stats_init(stats_tree *st) {
     st_segments = stats_tree_create_node(st, st_name_segments, 0, STAT_DT_INT, TRUE);
     st_bytes = stats_tree_create_node(st, st_name_bytes, 0, STAT_DT_INT, TRUE);
     st_qps = stats_tree_create_node(st, st_name_qps, 0, STAT_DT_INT, TRUE);
+    st_qp_bytes = stats_tree_create_node(st, st_name_qp_bytes, 0, STAT_DT_INT, TRUE);
     st_verdicts = stats_tree_create_node(st, st_name_verdicts, 0, STAT_DT_INT, FALSE);
+    st_mpa_verdicts = stats_tree_create_node(st, st_name_mpa_verdicts, 0, STAT_DT_INT, FALSE);
 }
 
 static tap_packet_status iwk_stats_packet(stats_tree *st, packet_info *pinfo, epan_dissect_t *edt,
@@ -37,25 +49,29 @@ static tap_packet_status iwk_stats_packet(stats_tree *st, packet_info *pinfo, ep
 
     tick_stat_node(st, st_name_segments, 0, TRUE);
     tick_stat_node(st, op, st_segments, FALSE);
-    increase_stat_node(st, st_name_bytes, 0, TRUE, (int)ti->bytes);
-    increase_stat_node(st, op, st_bytes, FALSE, (int)ti->bytes);
 
     char *src = address_to_str(NULL, ti->src);
     char *dst = address_to_str(NULL, ti->dst);
-    char *qp = g_strdup_printf("#%u %s:%u -> %s:%u", ti->conv_index, src, ti->srcport, dst,
-                               ti->dstport);
+    char *qp = g_strdup_printf("tcp.stream %u: %s:%u -> %s:%u", ti->conv_index, src, ti->srcport,
+                               dst, ti->dstport);
     wmem_free(NULL, src);
     wmem_free(NULL, dst);
     tick_stat_node(st, st_name_qps, 0, TRUE);
     int qp_id = tick_stat_node(st, qp, st_qps, TRUE);
-    int seg_id = tick_stat_node(st, "segments", qp_id, TRUE);
-    tick_stat_node(st, op, seg_id, FALSE);
-    int bytes_id = increase_stat_node(st, "payload octets", qp_id, TRUE, (int)ti->bytes);
-    increase_stat_node(st, op, bytes_id, FALSE, (int)ti->bytes);
+    tick_stat_node(st, op, qp_id, FALSE);
+    if (ti->bytes) {
+        increase_stat_node(st, st_name_bytes, 0, TRUE, (int)ti->bytes);
+        increase_stat_node(st, op, st_bytes, FALSE, (int)ti->bytes);
+        increase_stat_node(st, st_name_qp_bytes, 0, TRUE, (int)ti->bytes);
+        int qb_id = increase_stat_node(st, qp, st_qp_bytes, TRUE, (int)ti->bytes);
+        increase_stat_node(st, op, qb_id, FALSE, (int)ti->bytes);
+    }
     g_free(qp);
 
     if (ti->verdict)
         tick_stat_node(st, st_name_verdicts, 0, FALSE);
+    if (ti->mpa_verdict)
+        tick_stat_node(st, st_name_mpa_verdicts, 0, FALSE);
     return TAP_PACKET_REDRAW;
 }
 

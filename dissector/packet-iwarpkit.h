@@ -82,12 +82,14 @@ typedef struct iwk_conv {
     gboolean midstream;  /* claimed from FPDUs alone */
     int init_dir;        /* direction of the MPA Request sender, -1 unknown */
     iwk_v2 v2;
-    guint32 index;       /* 1-based, per capture, for statistics */
+    guint32 index;       /* the TCP stream index (tcp.stream) */
     /* libiwarp's shadow of the two receivers (<iwarp/shadow.h>): the
      * engine's receive-side checks over the conversation, fed on the first
      * pass in capture order (MPA frames, FPDUs, losses). */
     iw_shadow *shadow;
     struct iwk_stor *stor; /* storage ULP state (packet-iwarpkit-storage.c) */
+    wmem_map_t *segs;      /* DDP header -> frame, per direction, for linking a
+                            * Terminate to the segment its copy names (rdmap.c) */
 } iwk_conv;
 
 /* What the MPA layer hands to DDP/RDMAP for one FPDU. */
@@ -121,6 +123,11 @@ void iwk_expert_register(int proto_mpa, int proto_rdmap);
 void iwk_expert_verdict(packet_info *pinfo, proto_item *item, const iw_verdict *v);
 /* One expert item per note bit set. */
 void iwk_expert_notes(packet_info *pinfo, proto_item *item, guint32 notes);
+/* The expert item of one note (an IW_NOTE_BIT_*), with its own message. */
+void iwk_expert_note_msg(packet_info *pinfo, proto_item *item, unsigned bit, const char *fmt, ...)
+    G_GNUC_PRINTF(4, 5);
+/* Notes whose items the caller writes itself (iwk_expert_note_msg). */
+#define IWK_NOTES_OWN_MSG IW_NOTE(TERM_SIW_LAYOUT)
 /* The shadow's stateful verdict (the triple's expert item, with the rule,
  * the frame it refers to and what it assumes) and the shadow notes the
  * plugin's own items do not already cover. Returns TRUE if a verdict was
@@ -147,7 +154,8 @@ typedef struct iwk_tap_info {
     int d;
     const address *src, *dst;
     guint32 srcport, dstport;
-    gboolean verdict;    /* a Terminate-worthy verdict */
+    gboolean verdict;    /* a DDP/RDMAP Terminate verdict (iwk_rdmap.verdict) */
+    gboolean mpa_verdict; /* the FPDU failed its CRC or marker check (MPA's verdict) */
 } iwk_tap_info;
 extern int iwk_tap;
 void iwk_stats_register(void);

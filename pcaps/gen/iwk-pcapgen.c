@@ -291,6 +291,31 @@ static void terminate_about(stream *s, uint32_t msn, const iw_rdmap_msg *bad, ui
     s_msg(s, &t, NULL, 0);
 }
 
+/* A Terminate as Linux siw sends it (Terminate Control in its bit order,
+ * iw_rdmap_term.siw_layout) about bad: M and D with its segment length and
+ * copied DDP header when copy is set, else the control alone. */
+static void terminate_siw(stream *s, const iw_rdmap_msg *bad, uint16_t seg_len, uint16_t triple,
+                          bool copy) {
+    uint8_t copied[IW_DDP_UNTAGGED_HDR_LEN];
+    iw_rdmap_msg t = iw_rdmap_msg_untagged(IW_OP_TERMINATE, 2, 1, 0, true);
+    t.u.term.layer = (uint8_t)iw_term_layer(triple);
+    t.u.term.etype = (uint8_t)iw_term_etype(triple);
+    t.u.term.ecode = (uint8_t)iw_term_ecode(triple);
+    t.u.term.siw_layout = true;
+    if (copy) {
+        iw_ssize cl = iw_ddp_encode_hdr(copied, sizeof copied, &bad->ddp);
+        if (cl < 0)
+            die("ddp encode");
+        copied[1] = (uint8_t)(bad->rv << 6 | bad->opcode);
+        t.u.term.m = true;
+        t.u.term.d = true;
+        t.u.term.ddp_seg_len = seg_len;
+        t.u.term.ddp_raw = copied;
+        t.u.term.ddp_raw_len = (size_t)cl;
+    }
+    s_msg(s, &t, NULL, 0);
+}
+
 /* ---------------- scenarios ---------------- */
 
 /* MPA v1, CRC on, no markers, every opcode. */
@@ -1010,6 +1035,111 @@ static void gen_bench(const char *path, unsigned mb) {
 
 #include "iwk-pcapgen-storage.inc.c"
 
+/* Atomic Requests whose remote TO is not 64-bit aligned (RFC 7306 §5.1.1):
+ * a receiver must Terminate them whatever the STag (§8.2: 0/2/0x07 unless
+ * an STag check fires first). An aligned FetchAdd and its response first,
+ * then a misaligned one the responder terminates (its DDP header copied,
+ * §8.1). */
+static void gen_atomic_misaligned(const char *dir) {
+    iw_pcapw_file *c = cap_open(dir, "atomic-misaligned.pcap");
+    conn k = conn_new(c, 60, 40060, 4791, 7000, 9000);
+    stream s0 = stream_new(), s1 = stream_new();
+    iw_mpa_rr req = rr_v1(IW_MPA_REQUEST, false, true);
+    iw_mpa_rr rep = rr_v1(IW_MPA_REPLY, false, true);
+    startup(&k, &s0, &s1, &req, &rep);
+    iw_rdmap_msg m = iw_rdmap_msg_untagged(IW_OP_ATOMIC_REQ, 1, 1, 0, true);
+    m.u.atomic_req.aopcode = IW_ATOMIC_FETCH_ADD;
+    m.u.atomic_req.req_id = 1;
+    m.u.atomic_req.stag = 0x0000CC01;
+    m.u.atomic_req.to = 0x3000;
+    m.u.atomic_req.add_swap = 1;
+    m.u.atomic_req.compare_mask = ~0ull;
+    s_msg(&s0, &m, NULL, 0);
+    flush(&k, 0, &s0, 1460);
+    iw_rdmap_msg r = iw_rdmap_msg_untagged(IW_OP_ATOMIC_RESP, 3, 1, 0, true);
+    r.u.atomic_resp.req_id = 1;
+    r.u.atomic_resp.orig = 41;
+    s_msg(&s1, &r, NULL, 0);
+    flush(&k, 1, &s1, 1460);
+    m = iw_rdmap_msg_untagged(IW_OP_ATOMIC_REQ, 1, 2, 0, true);
+    m.u.atomic_req.aopcode = IW_ATOMIC_CMP_SWAP;
+    m.u.atomic_req.req_id = 2;
+    m.u.atomic_req.stag = 0x0000CC01;
+    m.u.atomic_req.to = 0x3004; /* 4-octet aligned only */
+    m.u.atomic_req.add_swap = 7;
+    m.u.atomic_req.add_swap_mask = ~0ull;
+    m.u.atomic_req.compare_mask = ~0ull;
+    s_msg(&s0, &m, NULL, 0);
+    flush(&k, 0, &s0, 1460);
+    terminate_about(&s1, 1, &m, IW_DDP_UNTAGGED_HDR_LEN + IW_RDMAP_ATOMIC_REQ_LEN,
+                    IW_TERM_RDMAP_CATASTROPHIC_STREAM, false);
+    flush(&k, 1, &s1, 1460);
+    tcp_close(&k);
+    cap_close(c);
+    free(s0.buf);
+    free(s1.buf);
+}
+
+/* Terminates in Linux siw's layout (drivers/infiniband/sw/siw/iwarp.h: the
+ * Terminate Control is a little-endian bitfield): 2/0/0x02 for an FPDU with
+ * a bad CRC (octets 02 02 00 00), and 1/1/0x00 with M, D, a 33-octet segment
+ * length and the copied tagged header of a Write to an unknown STag
+ * (11 00 03 00 00 21 ...). */
+static void gen_siw_terminate(const char *dir) {
+    iw_pcapw_file *c = cap_open(dir, "siw-terminate-layout.pcap");
+    uint8_t pay[64];
+    fill(pay, sizeof pay, 3);
+    {
+        conn k = conn_new(c, 61, 40061, 4791, 100, 200);
+        stream s0 = stream_new(), s1 = stream_new();
+        iw_mpa_rr req = rr_v1(IW_MPA_REQUEST, false, true);
+        iw_mpa_rr rep = rr_v1(IW_MPA_REPLY, false, true);
+        startup(&k, &s0, &s1, &req, &rep);
+        iw_rdmap_msg m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1, 0, true);
+        s_msg(&s0, &m, pay, 24);
+        s0.buf[s0.len - 1] ^= 0x5A; /* CRC no longer matches */
+        flush(&k, 0, &s0, 1460);
+        terminate_siw(&s1, &m, 0, IW_TERM_LLP_MPA_CRC, false);
+        flush(&k, 1, &s1, 1460);
+        tcp_close(&k);
+        free(s0.buf);
+        free(s1.buf);
+    }
+    {
+        conn k = conn_new(c, 62, 40062, 4791, 300, 400);
+        stream s0 = stream_new(), s1 = stream_new();
+        iw_mpa_rr req = rr_v1(IW_MPA_REQUEST, false, true);
+        iw_mpa_rr rep = rr_v1(IW_MPA_REPLY, false, true);
+        startup(&k, &s0, &s1, &req, &rep);
+        iw_rdmap_msg m = iw_rdmap_msg_tagged(IW_OP_WRITE, 0x101, 0x1000, true);
+        s_msg(&s0, &m, pay, 33);
+        flush(&k, 0, &s0, 1460);
+        terminate_siw(&s1, &m, 33, IW_TERM_DDP_T_INVALID_STAG, true);
+        flush(&k, 1, &s1, 1460);
+        tcp_close(&k);
+        free(s0.buf);
+        free(s1.buf);
+    }
+    cap_close(c);
+}
+
+/* A startup frame whose key is neither RFC 5044 key ("MPA ID Xxx Frame"):
+ * the responder closes (§7.1.2 rule 5). */
+static void gen_bad_mpa_key(const char *dir) {
+    iw_pcapw_file *c = cap_open(dir, "bad-mpa-key.pcap");
+    conn k = conn_new(c, 63, 40063, 4791, 500, 600);
+    stream s0 = stream_new();
+    tcp_open(&k);
+    uint8_t f[20] = "MPA ID Xxx Frame";
+    f[16] = 0x40; /* C */
+    f[17] = 1;    /* Rev 1, no Private Data */
+    s_raw(&s0, f, sizeof f);
+    flush(&k, 0, &s0, 1460);
+    tcp_close(&k);
+    cap_close(c);
+    free(s0.buf);
+}
+
 int main(int argc, char **argv) {
     if (argc == 4 && strcmp(argv[1], "--bench") == 0) {
         gen_bench(argv[2], (unsigned)atoi(argv[3]));
@@ -1036,5 +1166,8 @@ int main(int argc, char **argv) {
     gen_bad_stateful(d);
     gen_garbage(d);
     gen_storage(d);
+    gen_atomic_misaligned(d);
+    gen_siw_terminate(d);
+    gen_bad_mpa_key(d);
     return 0;
 }
