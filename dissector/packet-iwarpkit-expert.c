@@ -4,10 +4,12 @@
  * (IW_SHADOW_RULE_LIST, IW_SHADOW_NOTE_LIST). Nothing here is kept by hand:
  * a triple added to the library shows up as a value and an expert field.
  *
- * Filter names: iwk_rdmap.term.<name>, iwk_mpa.term.<name> (LLP triples),
+ * Filter names: iwk_rdmap.must_terminate.<name>, iwk_mpa.must_terminate.<name>
+ * (LLP triples): a Terminate this capture's receiver must send, apart from
+ * iwk_rdmap.term.* (the fields of a Terminate received);
  * iwk_mpa.close.<name>, iwk_mpa.note.<name> / iwk_ddp.note.<name> /
  * iwk_rdmap.note.<name>, iwk_rdmap.shadow.<note>, all lower case. Stateful
- * verdicts from the shadow use the same iwk_*.term.<name> items as the
+ * verdicts from the shadow use the same must_terminate items as the
  * stateless ones: a Terminate is due either way. */
 #include <stdarg.h>
 #include <string.h>
@@ -143,7 +145,8 @@ void iwk_expert_register(int proto_mpa, int proto_rdmap) {
     for (unsigned i = 0; i < TERM_N; i++) {
         guint16 t = term_ids[i].triple;
         gboolean llp = iw_term_layer(t) == 0x2;
-        char *ab = lower_abbrev(llp ? "iwk_mpa.term." : "iwk_rdmap.term.", term_ids[i].id);
+        char *ab = lower_abbrev(llp ? "iwk_mpa.must_terminate." : "iwk_rdmap.must_terminate.",
+                                term_ids[i].id);
         int group = t == IW_TERM_LLP_MPA_CRC ? PI_CHECKSUM : PI_PROTOCOL;
         ei_register_info *r = llp ? &ei_mpa_reg[nm++] : &ei_rdmap_reg[nr++];
         ei_fill(r, &ei_term[i], ab, group, PI_ERROR, iw_term_str(t));
@@ -170,7 +173,7 @@ void iwk_expert_register(int proto_mpa, int proto_rdmap) {
                 i == IW_SHADOW_NOTE_BIT_AFTER_TERMINATE ? PI_SEQUENCE : PI_PROTOCOL,
                 shadow_note_severity(i), iw_shadow_note_str((iw_shadow_note)i));
     }
-    ei_fill(&ei_rdmap_reg[nr++], &ei_term_unregistered, g_strdup("iwk_rdmap.term.unregistered"),
+    ei_fill(&ei_rdmap_reg[nr++], &ei_term_unregistered, g_strdup("iwk_rdmap.must_terminate.unregistered"),
             PI_PROTOCOL, PI_ERROR, "Terminate verdict with an unregistered triple");
     expert_register_field_array(expert_register_protocol(proto_mpa), ei_mpa_reg, (int)nm);
     expert_register_field_array(expert_register_protocol(proto_rdmap), ei_rdmap_reg, (int)nr);

@@ -237,6 +237,40 @@ typedef struct iwk_tmsg {
 
 /* ---------------- header fields from decoded values ---------------- */
 
+/* The same headers appear as themselves and as the copies a Terminate
+ * carries (RFC 5040 §4.8); the copies get their own filter names
+ * (iwk_rdmap.term.ddp.*, .term.rdmap.*, .term.rreq.*) so that a filter on
+ * a real header never matches a Terminate that quotes one. */
+static int hf_tddp_ctrl = -1, hf_tddp_t = -1, hf_tddp_l = -1, hf_tddp_rsvd = -1,
+           hf_tddp_dv = -1, hf_tddp_stag = -1, hf_tddp_to = -1, hf_tddp_qn = -1,
+           hf_tddp_msn = -1, hf_tddp_mo = -1;
+static int hf_tctrl = -1, hf_trv = -1, hf_trsv = -1, hf_topcode = -1;
+static int hf_tsink_stag = -1, hf_tsink_to = -1, hf_tread_size = -1, hf_tsrc_stag = -1,
+           hf_tsrc_to = -1;
+
+typedef struct {
+    int *ctrl, *t, *l, *rsvd, *dv, *stag, *to, *qn, *msn, *mo;
+} ddp_hfs;
+typedef struct {
+    int *ctrl, *rv, *rsv, *opcode;
+} ctrl_hfs;
+typedef struct {
+    int *sink_stag, *sink_to, *read_size, *src_stag, *src_to;
+} rreq_hfs;
+
+static const ddp_hfs ddp_own = {&hf_ddp_ctrl, &hf_ddp_t,  &hf_ddp_l,  &hf_ddp_rsvd,
+                                &hf_ddp_dv,   &hf_ddp_stag, &hf_ddp_to, &hf_ddp_qn,
+                                &hf_ddp_msn,  &hf_ddp_mo};
+static const ddp_hfs ddp_copy = {&hf_tddp_ctrl, &hf_tddp_t,    &hf_tddp_l,  &hf_tddp_rsvd,
+                                 &hf_tddp_dv,   &hf_tddp_stag, &hf_tddp_to, &hf_tddp_qn,
+                                 &hf_tddp_msn,  &hf_tddp_mo};
+static const ctrl_hfs ctrl_own = {&hf_ctrl, &hf_rv, &hf_rsv, &hf_opcode};
+static const ctrl_hfs ctrl_copy = {&hf_tctrl, &hf_trv, &hf_trsv, &hf_topcode};
+static const rreq_hfs rreq_own = {&hf_sink_stag, &hf_sink_to, &hf_read_size, &hf_src_stag,
+                                  &hf_src_to};
+static const rreq_hfs rreq_copy = {&hf_tsink_stag, &hf_tsink_to, &hf_tread_size, &hf_tsrc_stag,
+                                   &hf_tsrc_to};
+
 static guint8 ddp_ctrl_octet(const iw_ddp_hdr *h) {
     return (guint8)((h->tagged ? IW_DDP_CTRL_T : 0) | (h->last ? IW_DDP_CTRL_L : 0) |
                     (h->rsvd << 2) | (h->dv & IW_DDP_CTRL_DV));
@@ -244,28 +278,28 @@ static guint8 ddp_ctrl_octet(const iw_ddp_hdr *h) {
 
 /* DDP header fields at off (RFC 5041 §4.1-4.3). */
 static proto_item *add_ddp_hdr(proto_tree *tree, tvbuff_t *tvb, guint off, const iw_ddp_hdr *h,
-                               int hf_parent, int ett) {
+                               int hf_parent, int ett, const ddp_hfs *f) {
     guint hl = h->tagged ? IW_DDP_TAGGED_HDR_LEN : IW_DDP_UNTAGGED_HDR_LEN;
     proto_item *di = hf_parent == proto_iwk_ddp
                          ? proto_tree_add_item(tree, proto_iwk_ddp, tvb, off, hl, ENC_NA)
                          : proto_tree_add_item(tree, hf_parent, tvb, off, hl, ENC_NA);
     proto_tree *dt = proto_item_add_subtree(di, ett);
     guint8 ctrl = ddp_ctrl_octet(h);
-    proto_item *ci = proto_tree_add_uint(dt, hf_ddp_ctrl, tvb, off, 1, ctrl);
+    proto_item *ci = proto_tree_add_uint(dt, *f->ctrl, tvb, off, 1, ctrl);
     proto_tree *ct = proto_item_add_subtree(ci, ett_ddp_ctrl);
-    proto_tree_add_boolean(ct, hf_ddp_t, tvb, off, 1, ctrl);
-    proto_tree_add_boolean(ct, hf_ddp_l, tvb, off, 1, ctrl);
-    proto_tree_add_uint(ct, hf_ddp_rsvd, tvb, off, 1, ctrl);
-    proto_tree_add_uint(ct, hf_ddp_dv, tvb, off, 1, ctrl);
+    proto_tree_add_boolean(ct, *f->t, tvb, off, 1, ctrl);
+    proto_tree_add_boolean(ct, *f->l, tvb, off, 1, ctrl);
+    proto_tree_add_uint(ct, *f->rsvd, tvb, off, 1, ctrl);
+    proto_tree_add_uint(ct, *f->dv, tvb, off, 1, ctrl);
     if (h->tagged) {
-        proto_tree_add_uint(dt, hf_ddp_stag, tvb, off + 2, 4, h->stag);
-        proto_tree_add_uint64(dt, hf_ddp_to, tvb, off + 6, 8, h->to);
+        proto_tree_add_uint(dt, *f->stag, tvb, off + 2, 4, h->stag);
+        proto_tree_add_uint64(dt, *f->to, tvb, off + 6, 8, h->to);
         proto_item_append_text(di, ", Tagged, STag 0x%08x, TO 0x%" G_GINT64_MODIFIER "x%s",
                                h->stag, h->to, h->last ? ", Last" : "");
     } else {
-        proto_tree_add_uint(dt, hf_ddp_qn, tvb, off + 6, 4, h->qn);
-        proto_tree_add_uint(dt, hf_ddp_msn, tvb, off + 10, 4, h->msn);
-        proto_tree_add_uint(dt, hf_ddp_mo, tvb, off + 14, 4, h->mo);
+        proto_tree_add_uint(dt, *f->qn, tvb, off + 6, 4, h->qn);
+        proto_tree_add_uint(dt, *f->msn, tvb, off + 10, 4, h->msn);
+        proto_tree_add_uint(dt, *f->mo, tvb, off + 14, 4, h->mo);
         proto_item_append_text(di, ", Untagged, QN %u, MSN %u, MO %u%s", h->qn, h->msn, h->mo,
                                h->last ? ", Last" : "");
     }
@@ -273,23 +307,24 @@ static proto_item *add_ddp_hdr(proto_tree *tree, tvbuff_t *tvb, guint off, const
 }
 
 /* RDMAP Control octet (RFC 5040 §4.1), from DDP's RsvdULP[0:7]. */
-static void add_rdmap_ctrl(proto_tree *tree, tvbuff_t *tvb, guint off, guint8 ctrl) {
-    proto_item *ci = proto_tree_add_uint(tree, hf_ctrl, tvb, off, 1, ctrl);
+static void add_rdmap_ctrl(proto_tree *tree, tvbuff_t *tvb, guint off, guint8 ctrl,
+                           const ctrl_hfs *f) {
+    proto_item *ci = proto_tree_add_uint(tree, *f->ctrl, tvb, off, 1, ctrl);
     proto_tree *ct = proto_item_add_subtree(ci, ett_rdmap_ctrl);
-    proto_tree_add_uint(ct, hf_rv, tvb, off, 1, ctrl);
-    proto_tree_add_uint(ct, hf_rsv, tvb, off, 1, ctrl);
-    proto_tree_add_uint(ct, hf_opcode, tvb, off, 1, ctrl);
+    proto_tree_add_uint(ct, *f->rv, tvb, off, 1, ctrl);
+    proto_tree_add_uint(ct, *f->rsv, tvb, off, 1, ctrl);
+    proto_tree_add_uint(ct, *f->opcode, tvb, off, 1, ctrl);
 }
 
 static void add_read_req(proto_tree *tree, tvbuff_t *tvb, guint off, const iw_rdmap_read_req *r,
-                         int hf_parent) {
+                         int hf_parent, const rreq_hfs *f) {
     proto_item *ri = proto_tree_add_item(tree, hf_parent, tvb, off, IW_RDMAP_READ_REQ_LEN, ENC_NA);
     proto_tree *rt = proto_item_add_subtree(ri, ett_rreq);
-    proto_tree_add_uint(rt, hf_sink_stag, tvb, off, 4, r->sink_stag);
-    proto_tree_add_uint64(rt, hf_sink_to, tvb, off + 4, 8, r->sink_to);
-    proto_tree_add_uint(rt, hf_read_size, tvb, off + 12, 4, r->read_size);
-    proto_tree_add_uint(rt, hf_src_stag, tvb, off + 16, 4, r->src_stag);
-    proto_tree_add_uint64(rt, hf_src_to, tvb, off + 20, 8, r->src_to);
+    proto_tree_add_uint(rt, *f->sink_stag, tvb, off, 4, r->sink_stag);
+    proto_tree_add_uint64(rt, *f->sink_to, tvb, off + 4, 8, r->sink_to);
+    proto_tree_add_uint(rt, *f->read_size, tvb, off + 12, 4, r->read_size);
+    proto_tree_add_uint(rt, *f->src_stag, tvb, off + 16, 4, r->src_stag);
+    proto_tree_add_uint64(rt, *f->src_to, tvb, off + 20, 8, r->src_to);
 }
 
 /* Terminate header (RFC 5040 §4.8): the copied DDP header is sized by its
@@ -338,15 +373,16 @@ static void add_term(proto_tree *tree, tvbuff_t *tvb, guint off, const iw_rdmap_
         o += 2;
     }
     if (t->d && t->ddp_raw_len) {
-        proto_item *di = add_ddp_hdr(tt, tvb, o, &t->ddp, hf_term_ddp_hdr, ett_term_ddp);
+        proto_item *di = add_ddp_hdr(tt, tvb, o, &t->ddp, hf_term_ddp_hdr, ett_term_ddp,
+                                      &ddp_copy);
         proto_tree *dt = proto_item_get_subtree(di);
-        add_rdmap_ctrl(dt, tvb, o + 1, t->ddp.rsvd_ulp);
+        add_rdmap_ctrl(dt, tvb, o + 1, t->ddp.rsvd_ulp, &ctrl_copy);
         proto_item_append_text(di, " (%s)",
                                iw_rdmap_opcode_str(t->ddp.rsvd_ulp & IW_RDMAP_CTRL_OPCODE));
         o += (guint)t->ddp_raw_len;
     }
     if (t->r)
-        add_read_req(tt, tvb, o, &t->rreq, hf_term_rdma_hdr);
+        add_read_req(tt, tvb, o, &t->rreq, hf_term_rdma_hdr, &rreq_copy);
 }
 
 static void add_atomic_req(proto_tree *tree, tvbuff_t *tvb, guint off,
@@ -689,7 +725,44 @@ static iwk_seg *seg_state(packet_info *pinfo, iwk_fpdu_ctx *ctx, const iw_rdmap_
     return s;
 }
 
+/* Expert items name the protocol in pinfo->current_proto: DDP's own
+ * findings under DDP, the rest under RDMAP (the ULPDU is not handed over
+ * through a dissector handle, which would set it). */
+static void as_proto(packet_info *pinfo, int proto) {
+    pinfo->current_proto = proto_get_protocol_short_name(find_protocol_by_id(proto));
+}
+
+static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
+                          iwk_fpdu_ctx *ctx);
+
+/* The ULPDU goes through two dissector handles, DDP's then RDMAP's, so
+ * that frame.protocols lists iwk_mpa:iwk_ddp:iwk_rdmap (call_dissector
+ * records the layers); RDMAP's does the work. */
+static dissector_handle_t iwk_ddp_handle, iwk_rdmap_handle;
+
+static int dissect_rdmap_layer(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data) {
+    const char *saved = pinfo->current_proto;
+    as_proto(pinfo, proto_iwk_rdmap);
+    dissect_ulpdu(tvb, pinfo, tree, (iwk_fpdu_ctx *)data);
+    pinfo->current_proto = saved;
+    return (int)tvb_reported_length(tvb);
+}
+
+static int dissect_ddp_layer(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data) {
+    call_dissector_only(iwk_rdmap_handle, tvb, pinfo, tree, data);
+    return (int)tvb_reported_length(tvb);
+}
+
 void iwk_dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_fpdu_ctx *ctx) {
+    if (!iwk_ddp_handle) {
+        iwk_ddp_handle = create_dissector_handle(dissect_ddp_layer, proto_iwk_ddp);
+        iwk_rdmap_handle = create_dissector_handle(dissect_rdmap_layer, proto_iwk_rdmap);
+    }
+    call_dissector_only(iwk_ddp_handle, tvb, pinfo, tree, ctx);
+}
+
+static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
+                          iwk_fpdu_ctx *ctx) {
     static const guint8 zero = 0;
     guint len = tvb_reported_length(tvb);
     const guint8 *p = len ? tvb_get_ptr(tvb, 0, len) : &zero;
@@ -720,7 +793,7 @@ void iwk_dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
         col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", wmem_strbuf_get_str(info));
         return;
     }
-    di = add_ddp_hdr(tree, tvb, 0, &m.ddp, proto_iwk_ddp, ett_ddp);
+    di = add_ddp_hdr(tree, tvb, 0, &m.ddp, proto_iwk_ddp, ett_ddp, &ddp_own);
     proto_tree *dt = proto_item_get_subtree(di);
     proto_item *pl = proto_tree_add_uint(dt, hf_ddp_payload_len, tvb, hl, len - hl, len - hl);
     proto_item_set_generated(pl);
@@ -732,7 +805,7 @@ void iwk_dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
     /* RDMAP: control octet, Invalidate STag, then the opcode's header. */
     ri = proto_tree_add_item(tree, proto_iwk_rdmap, tvb, 1, -1, ENC_NA);
     rt = proto_item_add_subtree(ri, ett_rdmap);
-    add_rdmap_ctrl(rt, tvb, 1, m.ddp.rsvd_ulp);
+    add_rdmap_ctrl(rt, tvb, 1, m.ddp.rsvd_ulp, &ctrl_own);
     if (!m.ddp.tagged)
         proto_tree_add_uint(rt, hf_inv_stag, tvb, 2, 4, m.ddp.rsvd_ulp2);
     proto_item *qi = proto_tree_add_uint(rt, hf_qp, tvb, 0, 0, ctx->conv->index);
@@ -749,7 +822,7 @@ void iwk_dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
     if (m.has_hdr) {
         switch (m.opcode) {
         case IW_OP_READ_REQ:
-            add_read_req(rt, tvb, hl, &m.u.read_req, hf_rreq);
+            add_read_req(rt, tvb, hl, &m.u.read_req, hf_rreq, &rreq_own);
             wmem_strbuf_append_printf(info, " sink=0x%08x@0x%" G_GINT64_MODIFIER
                                       "x src=0x%08x@0x%" G_GINT64_MODIFIER "x size=%u",
                                       m.u.read_req.sink_stag, m.u.read_req.sink_to,
@@ -803,11 +876,16 @@ void iwk_dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
         gboolean ddp_layer = v.kind == IW_VERDICT_TERM && iw_term_layer(v.term) == 0x1;
         proto_item *vi = proto_tree_add_uint(ddp_layer ? dt : rt, hf_verdict, tvb, 0, 0, v.term);
         proto_item_set_generated(vi);
+        as_proto(pinfo, ddp_layer ? proto_iwk_ddp : proto_iwk_rdmap);
         iwk_expert_verdict(pinfo, ddp_layer ? di : ri, &v);
+        as_proto(pinfo, proto_iwk_rdmap);
         wmem_strbuf_append_printf(info, " [TERM %u/%u/0x%02x]", iw_term_layer(v.term),
                                   iw_term_etype(v.term), iw_term_ecode(v.term));
     }
-    iwk_expert_notes(pinfo, ri, m.notes);
+    as_proto(pinfo, proto_iwk_ddp);
+    iwk_expert_notes(pinfo, di, m.notes & IW_NOTE(DDP_RSVD_BITS));
+    as_proto(pinfo, proto_iwk_rdmap);
+    iwk_expert_notes(pinfo, ri, m.notes & ~IW_NOTE(DDP_RSVD_BITS));
 
     /* Stateful part: first pass only, then replayed. */
     iwk_seg *s = seg_state(pinfo, ctx, &m, len, r, &v);
@@ -844,7 +922,9 @@ void iwk_dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
                                       iw_term_etype(sr->verdict.term),
                                       iw_term_ecode(sr->verdict.term));
         }
+        as_proto(pinfo, ddp_layer ? proto_iwk_ddp : proto_iwk_rdmap);
         stateful = iwk_expert_shadow(pinfo, ddp_layer ? di : ri, sr);
+        as_proto(pinfo, proto_iwk_rdmap);
         if (sr->notes & IW_SHADOW_NOTE(AFTER_TERMINATE))
             wmem_strbuf_append(info, " [after Terminate]");
         if (s->msn_gap) {
@@ -999,6 +1079,60 @@ void proto_register_iwk_rdmap(void) {
         {&hf_src_to,
          {"Data Source Tagged Offset", "iwk_rdmap.src_to", FT_UINT64, BASE_HEX, NULL, 0, NULL,
           HFILL}},
+        /* The copies a Terminate carries (RFC 5040 §4.8): own names. */
+        {&hf_tddp_ctrl,
+         {"DDP Control", "iwk_rdmap.term.ddp.ctrl", FT_UINT8, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_tddp_t,
+         {"Tagged (T)", "iwk_rdmap.term.ddp.t", FT_BOOLEAN, 8, NULL, IW_DDP_CTRL_T, NULL, HFILL}},
+        {&hf_tddp_l,
+         {"Last (L)", "iwk_rdmap.term.ddp.l", FT_BOOLEAN, 8, NULL, IW_DDP_CTRL_L, NULL, HFILL}},
+        {&hf_tddp_rsvd,
+         {"Reserved", "iwk_rdmap.term.ddp.rsvd", FT_UINT8, BASE_HEX, NULL, IW_DDP_CTRL_RSVD, NULL,
+          HFILL}},
+        {&hf_tddp_dv,
+         {"DDP Version (DV)", "iwk_rdmap.term.ddp.dv", FT_UINT8, BASE_DEC, NULL, IW_DDP_CTRL_DV,
+          NULL, HFILL}},
+        {&hf_tddp_stag,
+         {"STag", "iwk_rdmap.term.ddp.stag", FT_UINT32, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_tddp_to,
+         {"Tagged Offset (TO)", "iwk_rdmap.term.ddp.to", FT_UINT64, BASE_HEX, NULL, 0, NULL,
+          HFILL}},
+        {&hf_tddp_qn,
+         {"Queue Number (QN)", "iwk_rdmap.term.ddp.qn", FT_UINT32, BASE_DEC, NULL, 0, NULL,
+          HFILL}},
+        {&hf_tddp_msn,
+         {"Message Sequence Number (MSN)", "iwk_rdmap.term.ddp.msn", FT_UINT32, BASE_DEC, NULL, 0,
+          NULL, HFILL}},
+        {&hf_tddp_mo,
+         {"Message Offset (MO)", "iwk_rdmap.term.ddp.mo", FT_UINT32, BASE_DEC, NULL, 0, NULL,
+          HFILL}},
+        {&hf_tctrl,
+         {"RDMAP Control", "iwk_rdmap.term.rdmap.ctrl", FT_UINT8, BASE_HEX, NULL, 0, NULL,
+          HFILL}},
+        {&hf_trv,
+         {"RDMAP Version (RV)", "iwk_rdmap.term.rdmap.rv", FT_UINT8, BASE_DEC, NULL,
+          IW_RDMAP_CTRL_RV, NULL, HFILL}},
+        {&hf_trsv,
+         {"Reserved", "iwk_rdmap.term.rdmap.rsv", FT_UINT8, BASE_HEX, NULL, IW_RDMAP_CTRL_RSV,
+          NULL, HFILL}},
+        {&hf_topcode,
+         {"OpCode", "iwk_rdmap.term.rdmap.opcode", FT_UINT8, BASE_HEX, VALS(iwk_opcode_vals),
+          IW_RDMAP_CTRL_OPCODE, "The opcode of the message the Terminate is about", HFILL}},
+        {&hf_tsink_stag,
+         {"Data Sink STag", "iwk_rdmap.term.rreq.sink_stag", FT_UINT32, BASE_HEX, NULL, 0, NULL,
+          HFILL}},
+        {&hf_tsink_to,
+         {"Data Sink Tagged Offset", "iwk_rdmap.term.rreq.sink_to", FT_UINT64, BASE_HEX, NULL, 0,
+          NULL, HFILL}},
+        {&hf_tread_size,
+         {"RDMA Read Message Size", "iwk_rdmap.term.rreq.read_size", FT_UINT32,
+          BASE_DEC | BASE_UNIT_STRING, &units_byte_bytes, 0, NULL, HFILL}},
+        {&hf_tsrc_stag,
+         {"Data Source STag", "iwk_rdmap.term.rreq.src_stag", FT_UINT32, BASE_HEX, NULL, 0, NULL,
+          HFILL}},
+        {&hf_tsrc_to,
+         {"Data Source Tagged Offset", "iwk_rdmap.term.rreq.src_to", FT_UINT64, BASE_HEX, NULL, 0,
+          NULL, HFILL}},
         {&hf_term,
          {"Terminate header", "iwk_rdmap.term", FT_NONE, BASE_NONE, NULL, 0, "RFC 5040 §4.8",
           HFILL}},

@@ -6,7 +6,7 @@
  * (tcp.stream and direction) the same split by opcode, plus the segments an
  * RFC-conformant receiver would answer with a DDP/RDMAP Terminate (exactly
  * those iwk_rdmap.verdict matches) and the FPDUs failing their CRC or
- * marker check (MPA's verdict, iwk_mpa.term.*). */
+ * marker check (MPA's verdict, iwk_mpa.must_terminate.*). */
 #include <epan/stats_tree.h>
 #include <epan/to_str.h>
 

@@ -11,7 +11,7 @@
  * MPA reassembly on, CRCs checked), and the harness reads the second pass's
  * tree: per direction, one record per iwk_mpa item (one MPA PDU), holding
  * the RFC 6580 triples of its Terminate verdicts (the expert items
- * iwk_rdmap.term.<name> and iwk_mpa.term.<name>, named after IW_TERM_LIST,
+ * iwk_rdmap.must_terminate.<name> and iwk_mpa.must_terminate.<name>, named after IW_TERM_LIST,
  * docs/wireshark-plugin.md), close verdicts (iwk_mpa.close.<name>), what a
  * stateful verdict assumes (iwk_rdmap.shadow.assumes) and, for a Terminate
  * message, the triple it carries (iwk_rdmap.term.triple).
@@ -60,7 +60,7 @@ typedef struct {
     unsigned wire_len;   /* the FPDU's wire octets */
     unsigned nterm;      /* Terminate verdicts */
     uint16_t term[NTERM];
-    bool unregistered;   /* iwk_rdmap.term.unregistered */
+    bool unregistered;   /* iwk_rdmap.must_terminate.unregistered */
     unsigned nclose;     /* iwk_mpa.close.* */
     bool assume_buf;     /* iwk_rdmap.shadow.assumes: the receive buffer */
     bool has_term_msg;   /* a Terminate message, carrying term_msg */
@@ -79,7 +79,7 @@ typedef struct {
     pl_pdu *cur;     /* record being filled (in the current frame) */
 } pl_walk;
 
-/* The expert items' names come from the triple list: iwk_<proto>.term.<name>
+/* The expert items' names come from the triple list: iwk_<proto>.must_terminate.<name>
  * in lower case (docs/wireshark-plugin.md). */
 static const struct {
     const char *name;
@@ -100,10 +100,10 @@ static void collect(proto_node *node, gpointer data) {
         const char *ab = fi->hfinfo->abbrev;
         pl_pdu *r = w->cur;
         const char *t = NULL;
-        if (strncmp(ab, "iwk_rdmap.term.", 15) == 0)
-            t = ab + 15;
-        else if (strncmp(ab, "iwk_mpa.term.", 13) == 0)
-            t = ab + 13;
+        if (strncmp(ab, "iwk_rdmap.must_terminate.", 25) == 0)
+            t = ab + 25;
+        else if (strncmp(ab, "iwk_mpa.must_terminate.", 23) == 0)
+            t = ab + 23;
         if (t) {
             for (size_t i = 0; i < sizeof term_names / sizeof term_names[0]; i++) {
                 if (g_ascii_strcasecmp(t, term_names[i].name) != 0) continue;
@@ -111,7 +111,7 @@ static void collect(proto_node *node, gpointer data) {
                 r->nterm++;
             }
         }
-        if (strcmp(ab, "iwk_rdmap.term.unregistered") == 0) r->unregistered = true;
+        if (strcmp(ab, "iwk_rdmap.must_terminate.unregistered") == 0) r->unregistered = true;
         if (strncmp(ab, "iwk_mpa.close.", 14) == 0) r->nclose++;
         if (strcmp(ab, "iwk_mpa.type") == 0) r->rr = true;
         if (strcmp(ab, "iwk_mpa.fpdu") == 0) {
