@@ -769,6 +769,8 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     iw_rdmap_msg m;
     iw_verdict v;
     iw_ssize r = iw_rdmap_decode(&m, p, len, &v);
+    if (r >= 0)
+        iw_rdmap_term_siw(&m); /* a Terminate in Linux siw's bit order, explained */
     wmem_strbuf_t *info = wmem_strbuf_new(pinfo->pool, "");
 
     iw_ddp_hdr h;

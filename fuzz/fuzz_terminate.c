@@ -8,8 +8,9 @@
  *     +28 when R): decoding fails exactly when the input is shorter, and
  *     then with Remote Operation / Unspecified (the library's documented
  *     choice). Decoded fields, notes and the triple's registry lookups must
- *     match the bytes. A control that is senseless as §4.8 lays it out but
- *     sane in Linux siw's bit order is read in siw's order (model_siw);
+ *     match the bytes (the RFC order). iw_rdmap_term_siw re-reads a control
+ *     exactly when model_siw says (senseless as §4.8 lays it out, sane in
+ *     Linux siw's bit order, its sub-fields present);
  *  2. as field values, wider than their bits, for iw_rdmap_encode_term:
  *     it refuses exactly the values that do not fit, and what it writes
  *     decodes back to the same fields. */
@@ -96,8 +97,7 @@ static void decode_path(const uint8_t *body, size_t len) {
     iw_rdmap_msg m;
     iw_verdict v;
     iw_ssize r = iw_rdmap_decode(&m, seg, hl + len, &v);
-    bool siw = model_siw(body, len);
-    size_t need = siw ? model_len_bits(body, len, 0x01, 0x02, 0x04) : model_len(body, len);
+    size_t need = model_len(body, len);
     if (need == 0) {
         FUZZ_CHECK(r == IW_ERR_PROTO && v.kind == IW_VERDICT_TERM);
         FUZZ_CHECK(v.term == IW_TERM_RDMAP_OP_UNSPECIFIED);
@@ -107,12 +107,8 @@ static void decode_path(const uint8_t *body, size_t len) {
     }
     FUZZ_CHECK(r == (iw_ssize)(hl + len) && v.kind == IW_VERDICT_OK && m.has_hdr);
     const iw_rdmap_term *t = &m.u.term;
-    FUZZ_CHECK(t->siw_layout == siw);
-    if (siw)
-        FUZZ_CHECK(t->layer == (body[0] & 0xF) && t->etype == body[0] >> 4 && t->ecode == body[1]);
-    else
-        FUZZ_CHECK(t->layer == body[0] >> 4 && t->etype == (body[0] & 0xF) &&
-                   t->ecode == body[1]);
+    FUZZ_CHECK(!t->siw_layout);
+    FUZZ_CHECK(t->layer == body[0] >> 4 && t->etype == (body[0] & 0xF) && t->ecode == body[1]);
     check_triple_lookups(&m);
     if (t->d) {
         /* The copied header is where §4.8 puts it and decodes on its own. */
@@ -132,6 +128,23 @@ static void decode_path(const uint8_t *body, size_t len) {
     uint8_t out[IW_RDMAP_TERM_CTRL_LEN + 2 + IW_DDP_UNTAGGED_HDR_LEN + IW_RDMAP_READ_REQ_LEN];
     FUZZ_CHECK(iw_rdmap_encode_term(out, sizeof out, t) == (iw_ssize)need);
     FUZZ_CHECK(memcmp(out, body, need) == 0);
+
+    /* siw's order: re-read exactly when model_siw says, fields and notes to
+     * match, and written back as it came. */
+    bool siw = model_siw(body, len);
+    FUZZ_CHECK(iw_rdmap_term_siw(&m) == siw);
+    if (siw) {
+        size_t sneed = model_len_bits(body, len, 0x01, 0x02, 0x04);
+        FUZZ_CHECK(t->siw_layout && t->layer == (body[0] & 0xF) && t->etype == body[0] >> 4 &&
+                   t->ecode == body[1]);
+        check_triple_lookups(&m);
+        bool strail = false;
+        for (size_t i = sneed; i < len; i++)
+            strail |= body[i] != 0;
+        FUZZ_CHECK(strail == ((m.notes & IW_NOTE(TERM_TRAILING)) != 0));
+        FUZZ_CHECK(iw_rdmap_encode_term(out, sizeof out, t) == (iw_ssize)sneed);
+        FUZZ_CHECK(memcmp(out, body, sneed) == 0);
+    }
     free(seg);
 }
 
@@ -184,13 +197,12 @@ static void encode_path(const uint8_t *data, size_t size) {
     iw_rdmap_msg m;
     iw_verdict v;
     iw_ssize dr = iw_rdmap_decode(&m, seg, hl + (size_t)w, &v);
-    size_t dneed = dec_siw ? model_len_bits(seg + hl, (size_t)w, 0x01, 0x02, 0x04)
-                           : model_len(seg + hl, (size_t)w);
-    if (dneed == 0) { /* read in the other order, its fields do not fit */
-        FUZZ_CHECK(dec_siw != t.siw_layout && dr == IW_ERR_PROTO);
+    if (model_len(seg + hl, (size_t)w) == 0) { /* siw's order, too short read the RFC way */
+        FUZZ_CHECK(t.siw_layout && dr == IW_ERR_PROTO);
         return;
     }
     FUZZ_CHECK(dr == (iw_ssize)hl + w && m.has_hdr);
+    FUZZ_CHECK(iw_rdmap_term_siw(&m) == dec_siw);
     FUZZ_CHECK(dec_siw != t.siw_layout || (m.notes & IW_NOTE(TERM_TRAILING)) == 0);
     FUZZ_CHECK(m.u.term.siw_layout == dec_siw);
     if (!t.d) /* the decoder reports no copy when D is clear */

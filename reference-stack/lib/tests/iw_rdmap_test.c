@@ -23,6 +23,8 @@ static iw_ssize dec(iw_rdmap_msg *m, const uint8_t *seg, size_t len, iw_verdict 
     if (m->payload) m->payload = seg + (m->payload - p);
     if (m->opcode == IW_OP_TERMINATE && m->u.term.ddp_raw)
         m->u.term.ddp_raw = seg + (m->u.term.ddp_raw - p);
+    if (m->opcode == IW_OP_TERMINATE && m->u.term.raw)
+        m->u.term.raw = seg + (m->u.term.raw - p);
     iw_test_guard_free(p, len);
     return r;
 }
@@ -573,8 +575,7 @@ IW_TEST(terminate_notes) {
         {"20 02 00 00", 0, 0},                          /* MPA CRC */
         {"01 05 00 00", IW_NOTE(TERM_UNREGISTERED), 0}, /* 0/1/0x05 unassigned */
         {"30 00 00 00", IW_NOTE(TERM_UNREGISTERED), 0}, /* no layer 3 */
-        /* not "20 08": 0/2/0x08 in siw's order (term_siw_layout) */
-        {"20 0A 00 00", IW_NOTE(TERM_UNREGISTERED), 0},
+        {"20 08 00 00", IW_NOTE(TERM_UNREGISTERED), 0},
         {"12 00 00 00", IW_NOTE(TERM_UNREGISTERED), 0}, /* untagged codes start at 1 */
         {"02 06 1F FF", IW_NOTE(TERM_RSVD_BITS), 0x1FFF},
         {"02 06 00 01", IW_NOTE(TERM_RSVD_BITS), 0x0001},
@@ -788,6 +789,12 @@ IW_TEST(term_siw_layout) {
     iw_verdict v;
     size_t n = unhex(b, segs[0]);
     CHECK_EQ(dec(&m, b, n, &v), (iw_ssize)n);
+    /* The codec reads the RFC layout only (what a receiver judges). */
+    CHECK(!m.u.term.siw_layout);
+    CHECK(m.notes & IW_NOTE(TERM_UNREGISTERED));
+    CHECK_EQ(IW_TERM_TRIPLE(m.u.term.layer, m.u.term.etype, m.u.term.ecode), 0x0202);
+    CHECK(iw_rdmap_term_siw(&m));
+    CHECK(!iw_rdmap_term_siw(&m)); /* once */
     CHECK(m.u.term.siw_layout);
     CHECK(m.notes & IW_NOTE(TERM_SIW_LAYOUT));
     CHECK(!(m.notes & (IW_NOTE(TERM_UNREGISTERED) | IW_NOTE(TERM_RSVD_BITS))));
@@ -798,6 +805,9 @@ IW_TEST(term_siw_layout) {
 
     n = unhex(b, segs[1]);
     CHECK_EQ(dec(&m, b, n, &v), (iw_ssize)n);
+    CHECK(m.notes & IW_NOTE(TERM_RSVD_BITS));
+    CHECK(!m.u.term.d);
+    CHECK(iw_rdmap_term_siw(&m));
     const iw_rdmap_term *t = &m.u.term;
     CHECK(t->siw_layout);
     CHECK_EQ(IW_TERM_TRIPLE(t->layer, t->etype, t->ecode), IW_TERM_DDP_T_INVALID_STAG);
@@ -816,11 +826,13 @@ IW_TEST(term_siw_layout) {
      * 1/0/0x00 in siw's order; the RFC wins). */
     n = unhex(b, UT("41", "47", "00000000", "00000002", "00000001", "00000000") "01 00 00 00");
     CHECK_EQ(dec(&m, b, n, &v), (iw_ssize)n);
+    CHECK(!iw_rdmap_term_siw(&m));
     CHECK(!m.u.term.siw_layout);
     CHECK_EQ(IW_TERM_TRIPLE(m.u.term.layer, m.u.term.etype, m.u.term.ecode), 0x0100);
     /* Senseless both ways: RFC reading, flagged as before. */
     n = unhex(b, UT("41", "47", "00000000", "00000002", "00000001", "00000000") "FF FF 1F FF");
     CHECK_EQ(dec(&m, b, n, &v), (iw_ssize)n);
+    CHECK(!iw_rdmap_term_siw(&m));
     CHECK(!m.u.term.siw_layout);
     CHECK(m.notes & IW_NOTE(TERM_UNREGISTERED));
     CHECK(m.notes & IW_NOTE(TERM_RSVD_BITS));
@@ -828,6 +840,7 @@ IW_TEST(term_siw_layout) {
      * reading (no sub-field announced there), flagged. */
     n = unhex(b, UT("41", "47", "00000000", "00000002", "00000001", "00000000") "11 00 03 00");
     CHECK_EQ(dec(&m, b, n, &v), (iw_ssize)n);
+    CHECK(!iw_rdmap_term_siw(&m));
     CHECK(!m.u.term.siw_layout);
     CHECK(m.notes & IW_NOTE(TERM_RSVD_BITS));
 }

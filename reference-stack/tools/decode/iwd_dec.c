@@ -34,6 +34,8 @@ static void dec_frame(iwd_dec *d, const iw_frame *in) {
         const iw_mpa_fpdu *f = &fr.fpdu;
         iw_verdict mv;
         iw_ssize rc = iw_rdmap_decode(&d->msg, f->ulpdu, f->ulpdu_len, &mv);
+        if (rc >= 0)
+            iw_rdmap_term_siw(&d->msg); /* Linux siw's Terminate layout, explained */
         rec.msg = &d->msg;
         rec.ddp_ok = f->ulpdu_len >= 1 && f->ulpdu_len >= iw_ddp_hdr_len(f->ulpdu[0]);
         rec.msg_ok = rc >= 0;

@@ -194,7 +194,7 @@ const char *iw_strerror(int err);
     X(TERM_UNREGISTERED, "RFC 6580 §3", "Terminate carries a triple not in the RFC 6580 registry") \
     X(TERM_TRAILING, "RFC 5040 §4.8", "Terminate has octets after the fields its M/D/R bits announce") \
     X(TERM_SIW_LAYOUT, "RFC 5040 §4.8",                                                            \
-      "Terminate Control in Linux siw's little-endian bitfield order, decoded that way")              \
+      "Terminate Control in Linux siw's little-endian bitfield order, read that way")              \
     X(ATOMIC_RSVD_BITS, "RFC 7306 §5.2.1", "Atomic Request reserved bits not zero")                \
     X(CONTROL_SEGMENTED, "RFC 5041 §5.2", "control message split over segments: header not decoded")
 

@@ -74,8 +74,10 @@ typedef struct iw_rdmap_term {
     iw_rdmap_read_req rreq; /* r */
     bool siw_layout;    /* the control is in Linux siw's bit order (layer and
                          * etype nibbles swapped, M/D/R in the low bits of its
-                         * third octet): the fields above are read that way
-                         * (IW_NOTE TERM_SIW_LAYOUT); the encoder writes it */
+                         * third octet): set by iw_rdmap_term_siw, the fields
+                         * above then read that way; the encoder writes it */
+    const uint8_t *raw; /* decode: the Terminate header as received, to the */
+    size_t raw_len;     /* segment's end (for iw_rdmap_term_siw) */
 } iw_rdmap_term;
 
 typedef struct iw_rdmap_atomic_req {
@@ -129,6 +131,17 @@ typedef struct iw_rdmap_msg {
  * is certain but ordered after them sets m->deferred (the header is then
  * decoded in full). */
 iw_ssize iw_rdmap_decode(iw_rdmap_msg *m, const uint8_t *seg, size_t len, iw_verdict *v);
+
+/* Decoders for people (iwarp-decode, the plugin), never receivers: a
+ * decoded Terminate (m from iw_rdmap_decode) whose control makes no sense
+ * as RFC 5040 §4.8 lays it out (unregistered triple or reserved bits set)
+ * but does in Linux siw's bit order (drivers/infiniband/sw/siw/iwarp.h
+ * declares it a bitfield, little-endian hosts fill it from the low bit),
+ * with every sub-field that order announces present, is re-read that way:
+ * m->u.term then holds siw's reading (siw_layout set, copied headers
+ * decoded under it) and m->notes TERM_SIW_LAYOUT instead of the RFC
+ * reading's TERM_UNREGISTERED / TERM_RSVD_BITS. Returns whether it did. */
+bool iw_rdmap_term_siw(iw_rdmap_msg *m);
 
 /* Header encoders: write the RDMAP header that follows the DDP header.
  * Each returns octets written, IW_ERR_NOBUF or (a field wider than its
