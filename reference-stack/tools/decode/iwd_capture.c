@@ -9,7 +9,7 @@
  *             and this side's start is known (its SYN was captured), the
  *             MPA frame that was due is missing and the deframer says so;
  *             otherwise D_PROBE.
- *   D_PROBE   iwd_sync looks for an FPDU boundary at segment starts.
+ *   D_PROBE   iw_mpa_sync_probe (libiwarp) looks for an FPDU boundary at segment starts.
  *   D_DECODE  the deframer runs (iwd_dec); records are printed as frames end.
  *   D_HOLD    after an accepted MPA frame, until the other side's MPA frame
  *             gives this direction's markers and CRC (RFC 5044 §7.1.1).
@@ -32,7 +32,7 @@
 
 #include "iwd_dec.h"
 #include "iwd_pcap.h"
-#include "iwd_sync.h"
+#include <iwarp/mpa_sync.h>
 #include "iwd_tcp.h"
 
 #define WINDOW (256u << 10)   /* octets held per direction while its start is decided */
@@ -69,7 +69,7 @@ typedef struct cdir {
     size_t pend_len, pend_cap;
     uint64_t pend_off;
     bool window_full;
-    uint64_t *cands; /* segment starts, for iwd_sync */
+    uint64_t *cands; /* segment starts, for iw_mpa_sync_probe */
     size_t ncands, cands_cap, cand_first, probed_len;
     fment *fm; /* which frame each run of octets came in */
     size_t fm_head, fm_len, fm_cap;
@@ -504,18 +504,18 @@ static bool dir_advance(cdir *d) {
         if (!final && d->pend_len < d->probed_len + PROBE_STEP)
             return false;
         d->probed_len = d->pend_len;
-        iwd_sync_cfg cfg;
+        iw_mpa_sync_cfg cfg;
         memset(&cfg, 0, sizeof cfg);
         cfg.markers = o->markers;
         cfg.crc = o->crc;
         cfg.have_pos = o->have_stream_off;
         cfg.pos0 = o->stream_off;
-        iwd_sync_res res;
-        iwd_sync_status st = iwd_sync_probe(d->pend, d->pend_len, final, d->cands, d->ncands,
+        iw_mpa_sync_res res;
+        iw_mpa_sync_status st = iw_mpa_sync_probe(d->pend, d->pend_len, final, d->cands, d->ncands,
                                             &d->cand_first, &cfg, k->scratch, &res);
-        if (st == IWD_SYNC_MORE && !final)
+        if (st == IW_MPA_SYNC_MORE && !final)
             return false;
-        if (st == IWD_SYNC_FOUND) {
+        if (st == IW_MPA_SYNC_FOUND) {
             conn_claim(c);
             d->midstream = true;
             d->sync_off = res.off;
@@ -1055,7 +1055,7 @@ int iwd_capture_run(FILE *f, const char *name, const iwd_capture_opts *opts, iwd
         pcap_close(pc);
         return 2;
     }
-    k.scratch = malloc(IWD_SYNC_SCRATCH);
+    k.scratch = malloc(IW_MPA_SYNC_SCRATCH);
     if (!k.scratch || !conn_rehash(&k)) {
         fprintf(stderr, "iwarp-decode: out of memory\n");
         free(k.scratch);

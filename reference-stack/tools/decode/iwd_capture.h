@@ -3,7 +3,7 @@
  * the packets, iwd_tcp reassembles each direction), decides which
  * connections carry iWARP, and decodes each direction with its own
  * deframer (iwd_dec), from the MPA startup when the capture has it, else
- * from the first FPDU boundary iwd_sync finds. Records go to iwd_out,
+ * from the first FPDU boundary iw_mpa_sync_probe finds. Records go to iwd_out,
  * tagged with the stream, direction, frame and timestamp. Manual:
  * docs/iwarp-decode.md, "Capture files". */
 #ifndef IWD_CAPTURE_H

@@ -18,6 +18,7 @@
 #include <iwarp/rdmap.h>
 #include <iwarp/engine.h>
 #include <iwarp/shadow.h>
+#include <iwarp/mpa_sync.h>
 
 IW_BEGIN_DECLS
 

@@ -1,13 +1,11 @@
-/* iwd_pcap (packet parsing) and iwd_sync (mid-stream FPDU boundaries).
+/* iwd_pcap (packet parsing).
  *
  * Parsing: each link type and IP version, extension headers, TCP options,
  * padding, snap-length cuts; every truncation of a valid packet and random
  * mutations must be answered without reading past the span (run under
- * ASan), and a TCP answer's payload always lies inside it. Synchronisation:
- * CRC and no-CRC streams, with and without markers at any grid phase, a
- * capture starting inside an FPDU, forced modes, and random octets. */
+ * ASan), and a TCP answer's payload always lies inside it.
+ * Mid-stream synchronisation is libiwarp's (lib/tests/iw_mpa_sync_test.c). */
 #include "iwd_pcap.h"
-#include "iwd_sync.h"
 
 #include "iw_test.h"
 
@@ -286,151 +284,7 @@ IW_TEST(test_capture_magic) {
     CHECK(!iwd_is_capture_magic(mpa, 16));
 }
 
-/* ---- iwd_sync ---- */
-
-typedef struct stream {
-    uint8_t buf[16384];
-    size_t len;
-    uint32_t pos;
-    unsigned flags;
-    uint64_t starts[64]; /* FPDU offsets */
-    size_t n;
-} stream;
-
-static void put_fpdus(stream *s, unsigned count, size_t paylen) {
-    static uint8_t pay[1200];
-    for (size_t i = 0; i < sizeof pay; i++)
-        pay[i] = (uint8_t)(i * 13);
-    for (unsigned i = 0; i < count; i++) {
-        iw_rdmap_msg m;
-        memset(&m, 0, sizeof m);
-        m.rv = IW_RDMAP_VERSION;
-        m.opcode = IW_OP_SEND;
-        m.ddp.dv = IW_DDP_VERSION;
-        m.ddp.last = true;
-        m.ddp.msn = 1 + i;
-        uint8_t h[64];
-        iw_ssize hl = iw_rdmap_encode_hdr(h, sizeof h, &m);
-        REQUIRE(hl > 0);
-        s->starts[s->n++] = s->len;
-        iw_ssize w = iw_mpa_fpdu_encode(s->buf + s->len, sizeof s->buf - s->len, s->pos, s->flags,
-                                        h, (size_t)hl, pay, paylen + i * 37);
-        REQUIRE(w > 0);
-        s->len += (size_t)w;
-        s->pos += (uint32_t)w;
-    }
-}
-
-static uint8_t scratch[IWD_SYNC_SCRATCH];
-
-static iwd_sync_status probe(const stream *s, size_t len, bool final, const uint64_t *c, size_t nc,
-                             iw_df_mode markers, iw_df_mode crc, iwd_sync_res *res) {
-    iwd_sync_cfg cfg = {markers, crc, false, 0};
-    size_t first = 0;
-    return iwd_sync_probe(s->buf, len, final, c, nc, &first, &cfg, scratch, res);
-}
-
-IW_TEST(test_sync_crc_no_markers) {
-    static stream s;
-    memset(&s, 0, sizeof s);
-    s.flags = IW_MPA_CRC;
-    put_fpdus(&s, 6, 100);
-    iwd_sync_res r;
-    CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IWD_SYNC_FOUND);
-    CHECK_EQ(r.off, 0);
-    CHECK(!r.markers);
-    CHECK(r.crc);
-    /* Less than 512 octets so far: a marker may still show up. */
-    CHECK_EQ(probe(&s, s.starts[2], false, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IWD_SYNC_MORE);
-    /* The first candidate is inside an FPDU: the next one is taken. */
-    uint64_t c[2] = {7, s.starts[1]};
-    CHECK_EQ(probe(&s, s.len, true, c, 2, IW_DF_AUTO, IW_DF_AUTO, &r), IWD_SYNC_FOUND);
-    CHECK_EQ(r.off, s.starts[1]);
-    /* Forced markers: nothing holds. */
-    CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_ON, IW_DF_ON, &r), IWD_SYNC_NONE);
-}
-
-IW_TEST(test_sync_markers_every_phase) {
-    static stream s;
-    for (uint32_t phase = 0; phase < 512; phase += 4 * 9) {
-        memset(&s, 0, sizeof s);
-        s.flags = IW_MPA_CRC | IW_MPA_MARKERS;
-        s.pos = 4096 + phase;
-        put_fpdus(&s, 4, 300);
-        iwd_sync_res r;
-        CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IWD_SYNC_FOUND);
-        CHECK(r.markers);
-        CHECK_EQ(r.pos % 512, phase);
-        CHECK(r.crc);
-        /* --no-markers: at most the first FPDU holds, when no marker falls
-         * inside it (the decode then shows the marker where the next one
-         * should start). */
-        iwd_sync_status st = probe(&s, s.len, true, s.starts, 1, IW_DF_OFF, IW_DF_AUTO, &r);
-        CHECK(st == IWD_SYNC_NONE || (!r.markers && r.fpdus == 1));
-        /* A known grid position. */
-        iwd_sync_cfg cfg = {IW_DF_ON, IW_DF_AUTO, true, 4096 + phase};
-        size_t first = 0;
-        CHECK_EQ(iwd_sync_probe(s.buf, s.len, true, s.starts, 1, &first, &cfg, scratch, &r),
-                 IWD_SYNC_FOUND);
-        cfg.pos0 += 4;
-        first = 0;
-        CHECK_EQ(iwd_sync_probe(s.buf, s.len, true, s.starts, 1, &first, &cfg, scratch, &r),
-                 IWD_SYNC_NONE);
-    }
-}
-
-IW_TEST(test_sync_without_crc) {
-    static stream s;
-    memset(&s, 0, sizeof s);
-    s.flags = 0; /* CRC field zero */
-    put_fpdus(&s, 5, 40);
-    iwd_sync_res r;
-    CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IWD_SYNC_FOUND);
-    CHECK(!r.crc);
-    CHECK(!r.markers);
-    CHECK(r.fpdus >= 4);
-    CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_ON, &r), IWD_SYNC_NONE);
-    /* Two FPDUs that end exactly where the direction ends: enough; one is not. */
-    CHECK_EQ(probe(&s, s.starts[2], true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IWD_SYNC_FOUND);
-    CHECK_EQ(probe(&s, s.starts[1], true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IWD_SYNC_NONE);
-    /* Three, with more to come that do not hold: not enough. */
-    uint64_t three = s.starts[3];
-    s.buf[three + 2] ^= 0x03; /* DDP version of the fourth */
-    CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IWD_SYNC_NONE);
-    s.buf[three + 2] ^= 0x03;
-    /* With markers, no CRC. */
-    memset(&s, 0, sizeof s);
-    s.flags = IW_MPA_MARKERS;
-    s.pos = 1000;
-    put_fpdus(&s, 5, 200);
-    CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IWD_SYNC_FOUND);
-    CHECK(r.markers);
-    CHECK(!r.crc);
-    CHECK_EQ(r.pos % 512, 1000 % 512);
-}
-
-IW_TEST(test_sync_random_octets) {
-    static stream s;
-    uint64_t seed = 3;
-    unsigned found = 0;
-    for (int round = 0; round < 40; round++) {
-        memset(&s, 0, sizeof s);
-        s.len = 2000 + (size_t)(iw_test_rand(&seed) % 8000);
-        for (size_t i = 0; i < s.len; i++)
-            s.buf[i] = (uint8_t)iw_test_rand(&seed);
-        uint64_t c[16];
-        for (size_t i = 0; i < 16; i++)
-            c[i] = i * (s.len / 16);
-        iwd_sync_res r;
-        if (probe(&s, s.len, true, c, 16, IW_DF_AUTO, IW_DF_AUTO, &r) == IWD_SYNC_FOUND)
-            found++;
-    }
-    CHECK_EQ(found, 0);
-}
-
 IW_TEST_MAIN("iwd_pcap", IW_CASE(test_ethernet_ipv4_options_padding),
              IW_CASE(test_vlan_sll_null_loop_raw), IW_CASE(test_not_tcp_fragments_malformed),
              IW_CASE(test_every_truncation), IW_CASE(test_random_packets),
-             IW_CASE(test_capture_magic), IW_CASE(test_sync_crc_no_markers),
-             IW_CASE(test_sync_markers_every_phase), IW_CASE(test_sync_without_crc),
-             IW_CASE(test_sync_random_octets))
+             IW_CASE(test_capture_magic),)

@@ -1,5 +1,9 @@
-/* Mid-stream FPDU boundary detection: see iwd_sync.h. */
-#include "iwd_sync.h"
+/* Mid-stream FPDU synchronisation: see <iwarp/mpa_sync.h>. */
+#include <iwarp/mpa_sync.h>
+
+#include <iwarp/ddp.h>
+#include <iwarp/rdmap.h>
+#include <stdint.h>
 
 #include <string.h>
 
@@ -78,7 +82,7 @@ static void walk(const uint8_t *b, size_t len, size_t c, reading *r, uint8_t *sc
         iw_mpa_fpdu f;
         iw_verdict v;
         iw_ssize rc =
-            iw_mpa_fpdu_decode(&f, b + x, total, px, flags, scratch, IWD_SYNC_SCRATCH, &v);
+            iw_mpa_fpdu_decode(&f, b + x, total, px, flags, scratch, IW_MPA_SYNC_SCRATCH, &v);
         bool decoded = (rc >= 0 || rc == IW_ERR_PROTO) && f.ulpdu;
         bool mk = !r->m || f.marker_ok;
         bool ver1 = decoded && f.ulpdu_len >= 2 &&
@@ -139,7 +143,7 @@ static st judge(const reading *r, const chain *ch, bool weak, bool final) {
 }
 
 /* One pass (strong or weak) over the readings. */
-static iwd_sync_status decide(const reading *r, int n, bool weak, bool final, int *pick) {
+static iw_mpa_sync_status decide(const reading *r, int n, bool weak, bool final, int *pick) {
     int best = -1, markerless = -1, off = -1;
     bool undecided = false;
     for (int i = 0; i < n; i++) {
@@ -159,24 +163,24 @@ static iwd_sync_status decide(const reading *r, int n, bool weak, bool final, in
     }
     if (best >= 0) {
         *pick = best; /* a marker reading that holds: decisive */
-        return IWD_SYNC_FOUND;
+        return IW_MPA_SYNC_FOUND;
     }
     if (undecided)
-        return IWD_SYNC_MORE;
+        return IW_MPA_SYNC_MORE;
     if (off >= 0) {
         *pick = off;
-        return IWD_SYNC_FOUND;
+        return IW_MPA_SYNC_FOUND;
     }
     /* Markers forced on and no marker seen yet: any phase fits so far. */
     if (markerless >= 0 && final) {
         *pick = markerless;
-        return IWD_SYNC_FOUND;
+        return IW_MPA_SYNC_FOUND;
     }
-    return IWD_SYNC_NONE;
+    return IW_MPA_SYNC_NONE;
 }
 
-static iwd_sync_status probe_at(const uint8_t *b, size_t len, bool final, size_t c,
-                                const iwd_sync_cfg *cfg, uint8_t *scratch, iwd_sync_res *res) {
+static iw_mpa_sync_status probe_at(const uint8_t *b, size_t len, bool final, size_t c,
+                                const iw_mpa_sync_cfg *cfg, uint8_t *scratch, iw_mpa_sync_res *res) {
     reading r[1 + GRID / 4];
     int n = 0;
     memset(r, 0, sizeof r);
@@ -215,12 +219,12 @@ static iwd_sync_status probe_at(const uint8_t *b, size_t len, bool final, size_t
     }
     int pick = -1;
     bool weak = false;
-    iwd_sync_status s = decide(r, n, false, final, &pick);
-    if (s == IWD_SYNC_NONE && cfg->crc != IW_DF_ON) {
+    iw_mpa_sync_status s = decide(r, n, false, final, &pick);
+    if (s == IW_MPA_SYNC_NONE && cfg->crc != IW_DF_ON) {
         weak = true;
         s = decide(r, n, true, final, &pick);
     }
-    if (s == IWD_SYNC_FOUND) {
+    if (s == IW_MPA_SYNC_FOUND) {
         res->off = c;
         res->markers = r[pick].m;
         res->pos = r[pick].pos;
@@ -230,22 +234,40 @@ static iwd_sync_status probe_at(const uint8_t *b, size_t len, bool final, size_t
     return s;
 }
 
-iwd_sync_status iwd_sync_probe(const uint8_t *buf, size_t len, bool final, const uint64_t *cands,
-                               size_t ncands, size_t *first, const iwd_sync_cfg *cfg,
-                               uint8_t *scratch, iwd_sync_res *res) {
+iw_mpa_sync_status iw_mpa_sync_probe(const uint8_t *buf, size_t len, bool final, const uint64_t *cands,
+                               size_t ncands, size_t *first, const iw_mpa_sync_cfg *cfg,
+                               uint8_t *scratch, iw_mpa_sync_res *res) {
     memset(res, 0, sizeof *res);
     for (size_t i = *first; i < ncands; i++) {
         if (cands[i] >= len) {
             if (final)
                 continue;
-            return IWD_SYNC_MORE;
+            return IW_MPA_SYNC_MORE;
         }
-        iwd_sync_status s = probe_at(buf, len, final, (size_t)cands[i], cfg, scratch, res);
-        if (s != IWD_SYNC_NONE)
+        iw_mpa_sync_status s = probe_at(buf, len, final, (size_t)cands[i], cfg, scratch, res);
+        if (s != IW_MPA_SYNC_NONE)
             return s;
         /* Rejected for good: dead readings stay dead with more octets. */
         if (*first == i)
             *first = i + 1;
     }
-    return final ? IWD_SYNC_NONE : IWD_SYNC_MORE;
+    return final ? IW_MPA_SYNC_NONE : IW_MPA_SYNC_MORE;
+}
+
+size_t iw_mpa_sync_boundary(const uint8_t *buf, size_t len, const iw_mpa_sync_res *res,
+                            size_t target, uint32_t *pos) {
+    if (!buf || !res || res->off > len)
+        return SIZE_MAX;
+    size_t x = (size_t)res->off;
+    uint32_t px = res->pos;
+    while (x < target) {
+        size_t total = iw_mpa_fpdu_len(buf + x, len - x, px, res->markers);
+        if (total == 0 || total > len - x)
+            return SIZE_MAX;
+        x += total;
+        px += (uint32_t)total;
+    }
+    if (pos)
+        *pos = px;
+    return x;
 }

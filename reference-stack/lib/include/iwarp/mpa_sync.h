@@ -1,0 +1,83 @@
+/* Mid-stream FPDU synchronisation: where does FPDU framing start in one
+ * direction of a TCP stream captured without its MPA startup, or after a
+ * capture gap? The one synchroniser of the project: iwarp-decode and the
+ * Wireshark plugin both ask it, per direction, and nothing else.
+ *
+ * Pure and sans-I/O: the caller keeps the direction's octets (from some
+ * offset 0) and the offsets where TCP segments began, which are the
+ * candidates (senders start segments at FPDU boundaries, RFC 5044 §5.1; an
+ * FPDU is a multiple of 4 octets from SeqStart, §4.1). The answer is a
+ * boundary, the marker grid phase and whether CRCs verify, or "no FPDU
+ * here", or "need more octets". Callers that cannot say `final` (a live
+ * dissector) never get a decision that more octets could overturn: in
+ * particular markers are never declared absent from a span that a marker
+ * (every 512 octets, §4.3) need not have crossed.
+ *
+ * At each candidate every reading is tried: no markers, and markers at each
+ * of the 128 grid phases an FPDU can start at (FPDUs are 4-aligned on the
+ * grid, §4.1), or only the phase that a known grid position gives (after a
+ * gap in a direction whose SeqStart is known). A reading is followed along
+ * the chain of FPDUs its ULPDU_Lengths give (iw_mpa_fpdu_decode and
+ * iw_rdmap_decode do all the work):
+ *
+ *   strong: the first FPDU's CRC verifies and its DDP and RDMAP versions
+ *           are 1. With markers the chain must contain a marker, all with
+ *           correct FPDUPTRs; without, it must span 512 octets (where a
+ *           marker would have been), end at a bad FPDU, or reach the end of
+ *           the data when `final`. A marker reading that holds beats the
+ *           unmarked one.
+ *   weak:   (no CRC; not with crc ON) four FPDUs in a row decode as
+ *           DDP/RDMAP with no verdict (or, when `final`, at least two that
+ *           end exactly where the data ends), with the same marker rules.
+ *
+ * Random octets pass the strong test with a probability of about 2^-36 per
+ * reading and offset, the weak one about 2^-32 (four headers of about 2^-8
+ * each); see docs/iwarp-decode.md. */
+#ifndef IW_MPA_SYNC_H
+#define IW_MPA_SYNC_H
+
+#include <iwarp/mpa.h>
+
+IW_BEGIN_DECLS
+
+typedef struct iw_mpa_sync_cfg {
+    iw_df_mode markers; /* ON/OFF: only those readings */
+    iw_df_mode crc;     /* ON: strong readings only */
+    bool have_pos;      /* the grid position of buf[0] is known (pos0) */
+    uint32_t pos0;
+} iw_mpa_sync_cfg;
+
+typedef enum iw_mpa_sync_status {
+    IW_MPA_SYNC_MORE = 0, /* undecided until more octets arrive */
+    IW_MPA_SYNC_FOUND,
+    IW_MPA_SYNC_NONE /* no candidate holds an FPDU boundary */
+} iw_mpa_sync_status;
+
+typedef struct iw_mpa_sync_res {
+    uint64_t off; /* offset of the first FPDU (its leading marker, if any) */
+    bool markers;
+    uint32_t pos;   /* grid position of off (meaningful with markers) */
+    bool crc;       /* CRCs verified: decode with CRC on */
+    unsigned fpdus; /* FPDUs that agreed */
+} iw_mpa_sync_res;
+
+#define IW_MPA_SYNC_SCRATCH IW_MPA_ULPDU_MAX
+
+/* buf holds len octets from offset 0; cands[*first..ncands) are candidate
+ * offsets in increasing order (candidates before *first were rejected by an
+ * earlier call and are skipped; *first is advanced past rejected ones).
+ * `final`: no more octets will come. scratch: IW_MPA_SYNC_SCRATCH octets. */
+iw_mpa_sync_status iw_mpa_sync_probe(const uint8_t *buf, size_t len, bool final, const uint64_t *cands,
+                               size_t ncands, size_t *first, const iw_mpa_sync_cfg *cfg,
+                               uint8_t *scratch, iw_mpa_sync_res *res);
+
+/* Walk the FPDU chain of a found reading (res) from res->off and return
+ * the offset of the first FPDU boundary at or after `target` (a later
+ * segment's start, where a caller that could not go back resumes), with
+ * *pos its grid position. Returns SIZE_MAX when the chain leaves buf before
+ * reaching target. Pure; reads only FPDU lengths (iw_mpa_fpdu_len). */
+size_t iw_mpa_sync_boundary(const uint8_t *buf, size_t len, const iw_mpa_sync_res *res,
+                            size_t target, uint32_t *pos);
+
+IW_END_DECLS
+#endif

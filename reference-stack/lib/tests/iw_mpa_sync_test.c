@@ -1,0 +1,233 @@
+/* iw_mpa_sync: mid-stream FPDU synchronisation (<iwarp/mpa_sync.h>).
+ *
+ * CRC and no-CRC streams, with and without markers at every grid phase, a
+ * capture starting inside an FPDU, forced modes, a known grid after a gap,
+ * the boundary walk a dissector resumes with, short spans that must stay
+ * undecided (markers are never declared absent from one segment) and
+ * random octets. */
+#include <iwarp/iwarp.h>
+
+#include <string.h>
+
+#include "iw_test.h"
+
+typedef struct stream {
+    uint8_t buf[16384];
+    size_t len;
+    uint32_t pos;
+    unsigned flags;
+    uint64_t starts[64]; /* FPDU offsets */
+    size_t n;
+} stream;
+
+static void put_fpdus(stream *s, unsigned count, size_t paylen) {
+    static uint8_t pay[1200];
+    for (size_t i = 0; i < sizeof pay; i++)
+        pay[i] = (uint8_t)(i * 13);
+    for (unsigned i = 0; i < count; i++) {
+        iw_rdmap_msg m;
+        memset(&m, 0, sizeof m);
+        m.rv = IW_RDMAP_VERSION;
+        m.opcode = IW_OP_SEND;
+        m.ddp.dv = IW_DDP_VERSION;
+        m.ddp.last = true;
+        m.ddp.msn = 1 + i;
+        uint8_t h[64];
+        iw_ssize hl = iw_rdmap_encode_hdr(h, sizeof h, &m);
+        REQUIRE(hl > 0);
+        s->starts[s->n++] = s->len;
+        iw_ssize w = iw_mpa_fpdu_encode(s->buf + s->len, sizeof s->buf - s->len, s->pos, s->flags,
+                                        h, (size_t)hl, pay, paylen + i * 37);
+        REQUIRE(w > 0);
+        s->len += (size_t)w;
+        s->pos += (uint32_t)w;
+    }
+}
+
+static uint8_t scratch[IW_MPA_SYNC_SCRATCH];
+
+static iw_mpa_sync_status probe(const stream *s, size_t len, bool final, const uint64_t *c, size_t nc,
+                             iw_df_mode markers, iw_df_mode crc, iw_mpa_sync_res *res) {
+    iw_mpa_sync_cfg cfg = {markers, crc, false, 0};
+    size_t first = 0;
+    return iw_mpa_sync_probe(s->buf, len, final, c, nc, &first, &cfg, scratch, res);
+}
+
+IW_TEST(test_sync_crc_no_markers) {
+    static stream s;
+    memset(&s, 0, sizeof s);
+    s.flags = IW_MPA_CRC;
+    put_fpdus(&s, 6, 100);
+    iw_mpa_sync_res r;
+    CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_FOUND);
+    CHECK_EQ(r.off, 0);
+    CHECK(!r.markers);
+    CHECK(r.crc);
+    /* Less than 512 octets so far: a marker may still show up. */
+    CHECK_EQ(probe(&s, s.starts[2], false, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_MORE);
+    /* The first candidate is inside an FPDU: the next one is taken. */
+    uint64_t c[2] = {7, s.starts[1]};
+    CHECK_EQ(probe(&s, s.len, true, c, 2, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_FOUND);
+    CHECK_EQ(r.off, s.starts[1]);
+    /* Forced markers: nothing holds. */
+    CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_ON, IW_DF_ON, &r), IW_MPA_SYNC_NONE);
+}
+
+IW_TEST(test_sync_markers_every_phase) {
+    static stream s;
+    for (uint32_t phase = 0; phase < 512; phase += 4 * 9) {
+        memset(&s, 0, sizeof s);
+        s.flags = IW_MPA_CRC | IW_MPA_MARKERS;
+        s.pos = 4096 + phase;
+        put_fpdus(&s, 4, 300);
+        iw_mpa_sync_res r;
+        CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_FOUND);
+        CHECK(r.markers);
+        CHECK_EQ(r.pos % 512, phase);
+        CHECK(r.crc);
+        /* --no-markers: at most the first FPDU holds, when no marker falls
+         * inside it (the decode then shows the marker where the next one
+         * should start). */
+        iw_mpa_sync_status st = probe(&s, s.len, true, s.starts, 1, IW_DF_OFF, IW_DF_AUTO, &r);
+        CHECK(st == IW_MPA_SYNC_NONE || (!r.markers && r.fpdus == 1));
+        /* A known grid position. */
+        iw_mpa_sync_cfg cfg = {IW_DF_ON, IW_DF_AUTO, true, 4096 + phase};
+        size_t first = 0;
+        CHECK_EQ(iw_mpa_sync_probe(s.buf, s.len, true, s.starts, 1, &first, &cfg, scratch, &r),
+                 IW_MPA_SYNC_FOUND);
+        cfg.pos0 += 4;
+        first = 0;
+        CHECK_EQ(iw_mpa_sync_probe(s.buf, s.len, true, s.starts, 1, &first, &cfg, scratch, &r),
+                 IW_MPA_SYNC_NONE);
+    }
+}
+
+IW_TEST(test_sync_without_crc) {
+    static stream s;
+    memset(&s, 0, sizeof s);
+    s.flags = 0; /* CRC field zero */
+    put_fpdus(&s, 5, 40);
+    iw_mpa_sync_res r;
+    CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_FOUND);
+    CHECK(!r.crc);
+    CHECK(!r.markers);
+    CHECK(r.fpdus >= 4);
+    CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_ON, &r), IW_MPA_SYNC_NONE);
+    /* Two FPDUs that end exactly where the direction ends: enough; one is not. */
+    CHECK_EQ(probe(&s, s.starts[2], true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_FOUND);
+    CHECK_EQ(probe(&s, s.starts[1], true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_NONE);
+    /* Three, with more to come that do not hold: not enough. */
+    uint64_t three = s.starts[3];
+    s.buf[three + 2] ^= 0x03; /* DDP version of the fourth */
+    CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_NONE);
+    s.buf[three + 2] ^= 0x03;
+    /* With markers, no CRC. */
+    memset(&s, 0, sizeof s);
+    s.flags = IW_MPA_MARKERS;
+    s.pos = 1000;
+    put_fpdus(&s, 5, 200);
+    CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_FOUND);
+    CHECK(r.markers);
+    CHECK(!r.crc);
+    CHECK_EQ(r.pos % 512, 1000 % 512);
+}
+
+IW_TEST(test_sync_random_octets) {
+    static stream s;
+    uint64_t seed = 3;
+    unsigned found = 0;
+    for (int round = 0; round < 40; round++) {
+        memset(&s, 0, sizeof s);
+        s.len = 2000 + (size_t)(iw_test_rand(&seed) % 8000);
+        for (size_t i = 0; i < s.len; i++)
+            s.buf[i] = (uint8_t)iw_test_rand(&seed);
+        uint64_t c[16];
+        for (size_t i = 0; i < 16; i++)
+            c[i] = i * (s.len / 16);
+        iw_mpa_sync_res r;
+        if (probe(&s, s.len, true, c, 16, IW_DF_AUTO, IW_DF_AUTO, &r) == IW_MPA_SYNC_FOUND)
+            found++;
+    }
+    CHECK_EQ(found, 0);
+}
+
+/* A live caller (final=false) that has seen less than a grid interval
+ * of an unmarked stream must not be told "no markers": a marker at a phase
+ * past the data could still come. Once 512 octets chain up, it is told. */
+IW_TEST(test_sync_no_marker_verdict_from_one_segment) {
+    static stream s;
+    memset(&s, 0, sizeof s);
+    s.flags = IW_MPA_CRC;
+    put_fpdus(&s, 8, 120);
+    iw_mpa_sync_res r;
+    size_t cut = 0;
+    while (cut + 1 < s.n && s.starts[cut + 1] < 400)
+        cut++;
+    CHECK_EQ(probe(&s, s.starts[cut], false, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r),
+             IW_MPA_SYNC_MORE);
+    CHECK(s.len >= 512);
+    CHECK_EQ(probe(&s, s.len, false, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_FOUND);
+    CHECK(!r.markers);
+    /* With markers whose first marker lies past the first segment: the
+     * first segment alone is undecided, the marker decides. */
+    memset(&s, 0, sizeof s);
+    s.flags = IW_MPA_CRC | IW_MPA_MARKERS;
+    s.pos = 512 + 4; /* the next marker is 508 octets away */
+    put_fpdus(&s, 4, 200);
+    CHECK(s.starts[1] < 508);
+    CHECK_EQ(probe(&s, s.starts[1], false, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r),
+             IW_MPA_SYNC_MORE);
+    CHECK_EQ(probe(&s, s.len, false, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_FOUND);
+    CHECK(r.markers);
+    CHECK_EQ(r.pos % 512, 4);
+}
+
+/* The boundary walk: from the found FPDU to the first boundary at or after
+ * a later offset, with its grid position; SIZE_MAX past the data. */
+IW_TEST(test_sync_boundary_walk) {
+    static stream s;
+    memset(&s, 0, sizeof s);
+    s.flags = IW_MPA_CRC | IW_MPA_MARKERS;
+    s.pos = 100;
+    put_fpdus(&s, 6, 250);
+    iw_mpa_sync_res r;
+    CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_FOUND);
+    for (size_t i = 0; i < s.n; i++) {
+        uint32_t pos = 0;
+        CHECK_EQ(iw_mpa_sync_boundary(s.buf, s.len, &r, (size_t)s.starts[i], &pos), s.starts[i]);
+        CHECK_EQ(pos, 100 + (uint32_t)s.starts[i]);
+        if (i) {
+            CHECK_EQ(iw_mpa_sync_boundary(s.buf, s.len, &r, (size_t)s.starts[i - 1] + 1, &pos),
+                     s.starts[i]);
+        }
+    }
+    CHECK_EQ(iw_mpa_sync_boundary(s.buf, s.len, &r, s.len, NULL), s.len);
+    CHECK_EQ(iw_mpa_sync_boundary(s.buf, s.len - 1, &r, s.len - 1, NULL), SIZE_MAX);
+    CHECK_EQ(iw_mpa_sync_boundary(NULL, 0, &r, 0, NULL), SIZE_MAX);
+}
+
+/* After a gap in a direction whose grid is known: resynchronise at a
+ * later segment start, only at the phase the grid gives. */
+IW_TEST(test_sync_after_gap_known_grid) {
+    static stream s;
+    memset(&s, 0, sizeof s);
+    s.flags = IW_MPA_CRC | IW_MPA_MARKERS;
+    s.pos = 3000;
+    put_fpdus(&s, 8, 150);
+    iw_mpa_sync_res r;
+    /* Octets from the middle of FPDU 1: candidates are junk, then FPDU 3. */
+    size_t from = (size_t)s.starts[1] + 10;
+    uint64_t c[2] = {0, s.starts[3] - from};
+    iw_mpa_sync_cfg cfg = {IW_DF_ON, IW_DF_ON, true, 3000 + (uint32_t)from};
+    size_t first = 0;
+    CHECK_EQ(iw_mpa_sync_probe(s.buf + from, s.len - from, false, c, 2, &first, &cfg, scratch, &r),
+             IW_MPA_SYNC_FOUND);
+    CHECK_EQ(r.off, s.starts[3] - from);
+    CHECK(r.markers);
+    CHECK_EQ(first, 1u); /* the rejected candidate is not tried again */
+}
+
+IW_TEST_MAIN("iw_mpa_sync", IW_CASE(test_sync_crc_no_markers),
+             IW_CASE(test_sync_markers_every_phase), IW_CASE(test_sync_without_crc),
+             IW_CASE(test_sync_random_octets), IW_CASE(test_sync_no_marker_verdict_from_one_segment),
+             IW_CASE(test_sync_boundary_walk), IW_CASE(test_sync_after_gap_known_grid))
