@@ -26,6 +26,7 @@ typedef struct chain {
 typedef struct reading {
     bool m;
     uint32_t pos;
+    bool fixed;   /* the only reading the configuration allows: nothing to rule out */
     bool pending; /* the first FPDU's header is not all here yet */
     bool dead;    /* the first FPDU cannot be DDP/RDMAP version 1 */
     chain s, w;   /* strong (CRC) and weak (DDP/RDMAP sanity) chains */
@@ -129,6 +130,12 @@ static st judge(const reading *r, const chain *ch, bool weak, bool final) {
     if (ch->n == 0)
         return more ? ST_UNDECIDED : ST_FAIL;
     bool enough = !weak || ch->n >= WEAK_MIN || (final && ch->exact && ch->n >= WEAK_EXACT_MIN);
+    if (r->fixed) {
+        /* A marker reading no marker confirmed yet: a broken chain speaks
+         * against the grid position rather than for it. */
+        bool ok = !r->m || ch->marks || ch->end != CH_BROKEN;
+        return enough && ok ? ST_DECISIVE : more ? ST_UNDECIDED : ST_FAIL;
+    }
     if (r->m) {
         if (ch->marks && enough)
             return ST_DECISIVE;
@@ -186,13 +193,17 @@ static iw_mpa_sync_status probe_at(const uint8_t *b, size_t len, bool final, siz
     memset(r, 0, sizeof r);
     if (cfg->markers != IW_DF_ON) {
         r[n].m = false;
+        r[n].fixed = cfg->markers == IW_DF_OFF; /* no grid to rule out */
         r[n++].pos = cfg->have_pos ? cfg->pos0 + (uint32_t)c : 0;
     }
     if (cfg->markers != IW_DF_OFF) {
         if (cfg->have_pos) {
             uint32_t p = cfg->pos0 + (uint32_t)c;
             if ((p & 3) == 0) {
+                /* Markers on at a known grid: every marker position is
+                 * known, so a chain that crossed none is no less certain. */
                 r[n].m = true;
+                r[n].fixed = cfg->markers == IW_DF_ON;
                 r[n++].pos = p;
             }
         } else {
@@ -261,8 +272,8 @@ size_t iw_mpa_sync_boundary(const uint8_t *buf, size_t len, const iw_mpa_sync_re
     size_t x = (size_t)res->off;
     uint32_t px = res->pos;
     while (x < target) {
-        size_t total = iw_mpa_fpdu_len(buf + x, len - x, px, res->markers);
-        if (total == 0 || total > len - x)
+        size_t total = x < len ? iw_mpa_fpdu_len(buf + x, len - x, px, res->markers) : 0;
+        if (total == 0)
             return SIZE_MAX;
         x += total;
         px += (uint32_t)total;

@@ -202,7 +202,12 @@ IW_TEST(test_sync_boundary_walk) {
         }
     }
     CHECK_EQ(iw_mpa_sync_boundary(s.buf, s.len, &r, s.len, NULL), s.len);
-    CHECK_EQ(iw_mpa_sync_boundary(s.buf, s.len - 1, &r, s.len - 1, NULL), SIZE_MAX);
+    /* The last FPDU runs past the data: its end is still the boundary. */
+    CHECK_EQ(iw_mpa_sync_boundary(s.buf, s.len - 1, &r, s.len - 1, NULL), s.len);
+    /* A header that is not there: unknown. */
+    CHECK_EQ(iw_mpa_sync_boundary(s.buf, (size_t)s.starts[2] + 1, &r, (size_t)s.starts[2] + 2,
+                                  NULL),
+             SIZE_MAX);
     CHECK_EQ(iw_mpa_sync_boundary(NULL, 0, &r, 0, NULL), SIZE_MAX);
 }
 
@@ -225,6 +230,22 @@ IW_TEST(test_sync_after_gap_known_grid) {
     CHECK_EQ(r.off, s.starts[3] - from);
     CHECK(r.markers);
     CHECK_EQ(first, 1u); /* the rejected candidate is not tried again */
+    /* Known grid and markers: one FPDU that crosses no grid point is
+     * enough, even for a live caller. */
+    memset(&s, 0, sizeof s);
+    s.flags = IW_MPA_CRC | IW_MPA_MARKERS;
+    s.pos = 4;
+    put_fpdus(&s, 2, 60);
+    uint64_t c0 = 0;
+    cfg = (iw_mpa_sync_cfg){IW_DF_ON, IW_DF_AUTO, true, 4};
+    first = 0;
+    CHECK_EQ(iw_mpa_sync_probe(s.buf, s.len, false, &c0, 1, &first, &cfg, scratch, &r),
+             IW_MPA_SYNC_FOUND);
+    CHECK_EQ(r.pos, 4u);
+    cfg.markers = IW_DF_AUTO; /* markers unknown: a marker may still decide */
+    first = 0;
+    CHECK_EQ(iw_mpa_sync_probe(s.buf, s.len, false, &c0, 1, &first, &cfg, scratch, &r),
+             IW_MPA_SYNC_MORE);
 }
 
 IW_TEST_MAIN("iw_mpa_sync", IW_CASE(test_sync_crc_no_markers),

@@ -41,7 +41,8 @@
 IW_BEGIN_DECLS
 
 typedef struct iw_mpa_sync_cfg {
-    iw_df_mode markers; /* ON/OFF: only those readings */
+    iw_df_mode markers; /* ON/OFF: only those readings (with have_pos, or OFF, a
+                           single reading needs no marker to rule others out) */
     iw_df_mode crc;     /* ON: strong readings only */
     bool have_pos;      /* the grid position of buf[0] is known (pos0) */
     uint32_t pos0;
@@ -74,8 +75,9 @@ iw_mpa_sync_status iw_mpa_sync_probe(const uint8_t *buf, size_t len, bool final,
 /* Walk the FPDU chain of a found reading (res) from res->off and return
  * the offset of the first FPDU boundary at or after `target` (a later
  * segment's start, where a caller that could not go back resumes), with
- * *pos its grid position. Returns SIZE_MAX when the chain leaves buf before
- * reaching target. Pure; reads only FPDU lengths (iw_mpa_fpdu_len). */
+ * *pos its grid position. The boundary may lie past len (the last FPDU
+ * walked need only have its ULPDU_Length in buf); SIZE_MAX when a header
+ * before target is not in buf. Pure: reads only FPDU lengths. */
 size_t iw_mpa_sync_boundary(const uint8_t *buf, size_t len, const iw_mpa_sync_res *res,
                             size_t target, uint32_t *pos);
 
