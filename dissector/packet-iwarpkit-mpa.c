@@ -117,6 +117,7 @@ typedef struct iwk_pdu {
     gboolean track;      /* first-pass state may be updated by this PDU */
     gboolean resp_first; /* responder FPDU before any initiator FPDU */
     gboolean midstream_lost; /* LOST before framing was established */
+    gboolean provisional; /* FPDU of a mid-stream reading whose markers are undecided */
     iw_verdict expect;   /* MPA frame where the other type was due */
     guint8 v2_flags;
     iw_shadow_result shadow; /* MPA frame: the shadow's verdict (RFC 6581 §9.2 RTR) */
@@ -190,101 +191,179 @@ static gboolean probe_rr(const guint8 *p, guint len, iw_mpa_rr *rr) {
     return !(r == IW_ERR_PROTO && v.close == IW_CLOSE_MPA_BAD_KEY) || key_shaped(p, len);
 }
 
-/* One FPDU at p decodes with (markers, pos); *strong when its CRC
- * verifies. DDP/RDMAP must decode without a verdict unless the CRC holds.
- * Returns the wire length or 0. */
-static guint probe_fpdu(const guint8 *p, guint len, guint32 pos, gboolean markers,
-                        gboolean need_marker, gboolean *strong, guint8 *scratch) {
-    size_t total = iw_mpa_fpdu_len(p, len, pos, markers);
-    if (total == 0 || total > len)
-        return 0;
-    iw_mpa_fpdu f;
-    iw_verdict v;
-    unsigned flags = (markers ? IW_MPA_MARKERS : 0) | IW_MPA_CRC;
-    iw_ssize r = iw_mpa_fpdu_decode(&f, p, len, pos, flags, scratch, IW_MPA_ULPDU_MAX, &v);
-    if (r == IW_ERR_NEED_MORE || r == IW_ERR_NOBUF)
-        return 0;
-    if (markers && (!f.marker_ok || (need_marker && f.n_markers == 0)))
-        return 0;
-    iw_rdmap_msg m;
-    iw_verdict mv;
-    gboolean ddp_ok = f.ulpdu_len && iw_rdmap_decode(&m, f.ulpdu, f.ulpdu_len, &mv) >= 0;
-    *strong = f.crc == IW_CRC_GOOD;
-    if (!*strong && !ddp_ok)
-        return 0;
-    return (guint)total;
+static gboolean seq_before(guint32 a, guint32 b) { return (gint32)(a - b) < 0; }
+
+/* Octets and segment starts kept per direction while framing is unknown:
+ * enough for a chain of FPDUs of any size to prove itself. */
+#define SYNC_WINDOW (2u * IW_MPA_FPDU_WIRE_MAX)
+#define SYNC_CANDS 4096
+
+static void sync_reset(iwk_dir *D, guint32 seq) {
+    D->sync_len = 0;
+    D->sync_seq0 = seq;
+    D->sync_ncands = 0;
+    D->sync_first = 0;
+    D->sync_found = FALSE;
 }
 
-/* Mid-stream: does an FPDU start at p? Finds markers and the grid phase.
- * On success fills *markers, *pos (grid position of p) and *crc. */
-static gboolean detect_fpdu(const guint8 *p, guint len, gboolean allow_weak, int markers_hint,
-                            gboolean *markers, guint32 *pos, int *crc) {
+/* Drop candidates the synchroniser rejected for good. */
+static void sync_compact(iwk_dir *D) {
+    memmove(D->sync_cands, D->sync_cands + D->sync_first,
+            (D->sync_ncands - D->sync_first) * sizeof *D->sync_cands);
+    D->sync_ncands -= (guint32)D->sync_first;
+    D->sync_first = 0;
+}
+
+/* Append the octets of the segment at seq that are not held yet, and its
+ * start as a candidate; with the grid known and CRCs on, every 4-aligned
+ * grid position in it too (FPDUs are multiples of 4 from SeqStart, RFC
+ * 5044 §4.1, and a verified CRC makes a false start unlikely). A hole in
+ * what TCP handed us starts afresh. */
+static void sync_add(iwk_conv *c, iwk_dir *D, guint32 seq, const guint8 *p, guint len) {
+    if (!D->sync_buf) {
+        D->sync_buf = (guint8 *)wmem_alloc(wmem_file_scope(), SYNC_WINDOW);
+        D->sync_cap = SYNC_WINDOW;
+        D->sync_cands = wmem_alloc_array(wmem_file_scope(), guint64, SYNC_CANDS);
+        sync_reset(D, seq);
+    }
+    guint32 end = D->sync_seq0 + D->sync_len;
+    if (D->sync_len && (seq_before(end, seq) || seq_before(seq, D->sync_seq0)))
+        sync_reset(D, seq); /* a gap, or data before what we hold */
+    if (!D->sync_len)
+        D->sync_seq0 = seq;
+    guint32 skip = seq_before(seq, D->sync_seq0 + D->sync_len) ? D->sync_seq0 + D->sync_len - seq : 0;
+    if (skip >= len)
+        return;
+    if (D->sync_ncands == SYNC_CANDS)
+        sync_compact(D);
+    if (D->sync_len + (len - skip) > D->sync_cap || D->sync_ncands == SYNC_CANDS) {
+        sync_reset(D, seq); /* window full: the decision restarts here */
+        skip = 0;
+    }
+    if (len - skip > D->sync_cap)
+        len = D->sync_cap + skip;
+    gboolean every4 = D->fo_known && c->crc == 1;
+    for (guint32 o = skip; o < len && D->sync_ncands < SYNC_CANDS; o++) {
+        guint32 at = seq + o;
+        if (o == 0 || (every4 && ((at - D->fo_seq) & 3u) == 0))
+            D->sync_cands[D->sync_ncands++] = at - D->sync_seq0;
+        else if (!every4)
+            break;
+    }
+    memcpy(D->sync_buf + D->sync_len, p + skip, len - skip);
+    D->sync_len += len - skip;
+}
+
+/* libiwarp's synchroniser over what the direction holds. A dissector cannot
+ * know that no more octets come, so the decision is asked for with final
+ * FALSE; only when that is still open is the "final" reading taken, and
+ * then only a provisional one: FPDUs whose CRCs verify without markers,
+ * which read the same under every marker phase still possible (a marker
+ * inside them would have broken their CRC). Markers stay undecided. On
+ * success the next FPDU boundary and its modes are kept in D->sync_*. */
+static gboolean sync_probe(iwk_conv *c, iwk_dir *D, gboolean provisional) {
+    iw_mpa_sync_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.markers = D->markers == 1 ? IW_DF_ON : D->markers == 0 ? IW_DF_OFF : IW_DF_AUTO;
+    cfg.crc = c->crc == 1 || !pref_midstream_no_crc ? IW_DF_ON : IW_DF_AUTO;
+    cfg.have_pos = D->fo_known;
+    cfg.pos0 = D->sync_seq0 - D->fo_seq;
+    guint8 *scratch = (guint8 *)wmem_alloc(wmem_packet_scope(), IW_MPA_SYNC_SCRATCH);
+    iw_mpa_sync_res res;
+    size_t first = D->sync_first;
+    if (iw_mpa_sync_probe(D->sync_buf, D->sync_len, provisional, D->sync_cands, D->sync_ncands,
+                          provisional ? &first : &D->sync_first, &cfg, scratch,
+                          &res) != IW_MPA_SYNC_FOUND)
+        return FALSE;
+    if (provisional && (res.markers || !res.crc))
+        return FALSE;
+    D->sync_found = TRUE;
+    D->sync_prov = provisional;
+    D->sync_next = D->sync_seq0 + (guint32)res.off;
+    D->sync_pos = res.pos;
+    D->sync_markers = res.markers;
+    D->sync_crc = res.crc;
+    return TRUE;
+}
+
+/* The found chain, walked to the first boundary at or after seq. */
+static gboolean sync_advance(iwk_dir *D, guint32 seq) {
+    iw_mpa_sync_res res;
+    memset(&res, 0, sizeof res);
+    res.off = D->sync_next - D->sync_seq0;
+    res.markers = D->sync_markers;
+    res.pos = D->sync_pos;
+    uint32_t pos;
+    size_t b = iw_mpa_sync_boundary(D->sync_buf, D->sync_len, &res, seq - D->sync_seq0, &pos);
+    if (b == SIZE_MAX) {
+        D->sync_found = FALSE;
+        return FALSE;
+    }
+    D->sync_next = D->sync_seq0 + (guint32)b;
+    D->sync_pos = pos;
+    return TRUE;
+}
+
+/* Heuristic claim of a connection seen mid-stream: does this one segment
+ * begin with a chain of FPDUs? (Only whether to claim; the framing itself
+ * is decided by sync_probe over as many segments as it needs.) */
+static gboolean claim_fpdu(const guint8 *p, guint len) {
     if (len < IW_MPA_HDR_LEN + IW_DDP_TAGGED_HDR_LEN + IW_MPA_CRC_LEN)
         return FALSE;
-    guint8 *scratch = (guint8 *)wmem_alloc(wmem_packet_scope(), IW_MPA_ULPDU_MAX);
-    /* Candidates: no markers; a marker at p (grid start, FPDUPTR 0);
-     * then every 4-aligned phase that puts a marker inside the data. */
-    guint32 cand_pos[2 + IW_MPA_MARKER_INTERVAL / 4];
-    gboolean cand_m[2 + IW_MPA_MARKER_INTERVAL / 4];
-    int n = 0;
-    if (markers_hint != 1) {
-        cand_pos[n] = 0;
-        cand_m[n++] = FALSE;
-    }
-    if (markers_hint != 0) {
-        cand_pos[n] = 0;
-        cand_m[n++] = TRUE;
-        /* Cheap filter before trying phases: a DDP header with DV and RV 1
-         * right after ULPDU_Length. */
-        iw_ddp_hdr h;
-        if (iw_ddp_decode_hdr(&h, p + IW_MPA_HDR_LEN, len - IW_MPA_HDR_LEN) > 0 &&
-            h.dv == IW_DDP_VERSION && (h.rsvd_ulp >> 6) == IW_RDMAP_VERSION) {
-            for (guint w = 4; w < IW_MPA_MARKER_INTERVAL && w + IW_MPA_MARKER_LEN <= len; w += 4) {
-                cand_pos[n] = IW_MPA_MARKER_INTERVAL - w;
-                cand_m[n++] = TRUE;
-            }
-        }
-    }
-    for (int i = 0; i < n; i++) {
-        gboolean strong = FALSE;
-        guint total = probe_fpdu(p, len, cand_pos[i], cand_m[i], TRUE, &strong, scratch);
-        if (!total)
-            continue;
-        if (!strong) {
-            /* Without a CRC: every FPDU in the segment must decode and the
-             * last must end exactly at the segment's end. */
-            if (!allow_weak)
-                continue;
-            guint off = total;
-            guint32 ppos = cand_pos[i] + total;
-            gboolean ok = TRUE;
-            while (off < len) {
-                gboolean s2;
-                guint t2 = probe_fpdu(p + off, len - off, ppos, cand_m[i], FALSE, &s2, scratch);
-                if (!t2) {
-                    ok = FALSE;
-                    break;
-                }
-                off += t2;
-                ppos += t2;
-            }
-            if (!ok || off != len)
-                continue;
-        }
-        *markers = cand_m[i];
-        *pos = cand_pos[i];
-        *crc = strong ? 1 : 0;
-        return TRUE;
-    }
-    return FALSE;
+    iw_mpa_sync_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.crc = pref_midstream_no_crc ? IW_DF_AUTO : IW_DF_ON;
+    guint8 *scratch = (guint8 *)wmem_alloc(wmem_packet_scope(), IW_MPA_SYNC_SCRATCH);
+    uint64_t cand = 0;
+    size_t first = 0;
+    iw_mpa_sync_res res;
+    return iw_mpa_sync_probe(p, len, TRUE, &cand, 1, &first, &cfg, scratch, &res) ==
+           IW_MPA_SYNC_FOUND;
 }
 
 /* ---------------- PDU classification (first pass) ---------------- */
 
-static gboolean seq_before(guint32 a, guint32 b) { return (gint32)(a - b) < 0; }
+/* Framing unknown (mid-stream, after a gap, or markers not yet known):
+ * the octets go to libiwarp's synchroniser, and from the boundary it finds
+ * FPDUs are decoded again; octets before it stay undecoded. */
+static iwk_pdu classify_sync(tvbuff_t *tvb, guint offset, guint32 seq, iwk_conv *c, iwk_dir *D) {
+    iwk_pdu pd;
+    memset(&pd, 0, sizeof pd);
+    pd.track = TRUE;
+    pd.kind = PDU_LOST;
+    pd.midstream_lost = !D->fo_known;
+    guint len;
+    const guint8 *p = tvb_bytes(tvb, offset, &len);
+    if (!p || D->rejected)
+        return pd;
+    if (D->sync_found && seq_before(D->sync_next, seq))
+        D->sync_found = FALSE; /* a gap past the boundary: look again */
+    if (!D->sync_found || D->sync_prov) {
+        /* New octets: a provisional reading is asked again, so markers are
+         * decided as soon as the stream shows them. */
+        sync_add(c, D, seq, p, len);
+        gboolean ok = sync_probe(c, D, FALSE) || sync_probe(c, D, TRUE);
+        if (!ok || !sync_advance(D, seq)) {
+            D->sync_found = FALSE;
+            return pd;
+        }
+    }
+    if (seq != D->sync_next) {
+        guint32 k = D->sync_next - seq; /* undecodable up to the boundary */
+        pd.len = k < len ? k : 0;
+        return pd;
+    }
+    pd.kind = PDU_FPDU;
+    pd.midstream_lost = FALSE;
+    pd.markers = D->sync_markers;
+    pd.pos = D->sync_pos;
+    pd.crc_on = c->crc == -1 ? D->sync_crc : c->crc == 1;
+    pd.provisional = D->sync_prov;
+    return pd;
+}
 
-/* Decide what starts at seq. Pure: state changes happen when the PDU is
- * complete (pdu_commit). */
+/* Decide what starts at seq. State changes happen when the PDU is
+ * complete (pdu_commit), except the synchroniser's octets (classify_sync). */
 static iwk_pdu classify(tvbuff_t *tvb, guint offset, guint32 seq, iwk_conv *c, int d) {
     iwk_dir *D = &c->dir[d];
     iwk_pdu pd;
@@ -294,50 +373,15 @@ static iwk_pdu classify(tvbuff_t *tvb, guint offset, guint32 seq, iwk_conv *c, i
     const guint8 *p = tvb_bytes(tvb, offset, &len);
     iw_mpa_rr rr;
 
-    if (!D->fo_known) {
-        /* Direction not in Full Operation: startup frame, or find FPDUs. */
-        if (!D->rejected && p && probe_rr(p, len, &rr)) {
-            pd.kind = PDU_RR;
-            return pd;
-        }
-        gboolean m;
-        guint32 pos;
-        int crc;
-        if (p && !D->rejected &&
-            detect_fpdu(p, len, pref_midstream_no_crc || c->crc == 0, D->markers, &m, &pos, &crc)) {
-            pd.kind = PDU_FPDU;
-            pd.markers = m;
-            pd.pos = pos;
-            pd.crc_on = c->crc == -1 ? crc == 1 : c->crc == 1;
-            return pd;
-        }
-        pd.kind = PDU_LOST;
-        pd.midstream_lost = TRUE;
+    if (!D->fo_known && !D->rejected && p && probe_rr(p, len, &rr)) {
+        pd.kind = PDU_RR; /* startup frame */
         return pd;
     }
+    if (!D->fo_known)
+        return classify_sync(tvb, offset, seq, c, D);
     /* Full Operation: an MPA frame again is a protocol error, shown as such. */
     if (p && D->in_sync && seq == D->nxt_seq && !D->n_fpdus && probe_rr(p, len, &rr)) {
         pd.kind = PDU_RR;
-        return pd;
-    }
-    pd.markers = D->markers == 1;
-    pd.pos = seq - D->fo_seq;
-    pd.crc_on = c->crc == 1;
-    if (D->in_sync && seq == D->nxt_seq) {
-        if (D->markers == -1) {
-            /* RFC 5044 §7.1.2 rule 7: with markers, Full Operation opens
-             * with a marker; pick the reading that decodes. */
-            gboolean m, strong;
-            guint32 pos;
-            int crc;
-            guint8 *scratch = (guint8 *)wmem_alloc(wmem_packet_scope(), IW_MPA_ULPDU_MAX);
-            if (p && detect_fpdu(p, len, TRUE, pd.pos == 0 ? -1 : 0, &m, &pos, &crc) &&
-                (pos == pd.pos || !m))
-                pd.markers = m;
-            else
-                pd.markers = p && probe_fpdu(p, len, pd.pos, TRUE, FALSE, &strong, scratch) != 0;
-        }
-        pd.kind = PDU_FPDU;
         return pd;
     }
     if (D->in_sync && seq_before(seq, D->nxt_seq)) {
@@ -345,29 +389,19 @@ static iwk_pdu classify(tvbuff_t *tvb, guint offset, guint32 seq, iwk_conv *c, i
         pd.track = FALSE;
         return pd;
     }
-    /* Capture gap or lost framing (TCP could not reassemble, e.g. absolute
-     * sequence numbers across wrap): accept the segment if an FPDU starts
-     * here, else look for the next FPDU start. FPDUs are multiples of 4
-     * octets from SeqStart (§4.1), so only those offsets are tried, and
-     * only a verified CRC is trusted away from the segment's start. */
-    gboolean strong = FALSE;
-    guint8 *scratch = (guint8 *)wmem_alloc(wmem_packet_scope(), IW_MPA_ULPDU_MAX);
-    if (p && probe_fpdu(p, len, pd.pos, pd.markers, FALSE, &strong, scratch) &&
-        (strong || c->crc != 1)) {
+    if (D->in_sync && seq == D->nxt_seq && D->markers != -1) {
         pd.kind = PDU_FPDU;
+        pd.markers = D->markers == 1;
+        pd.pos = seq - D->fo_seq;
+        pd.crc_on = c->crc == 1;
         return pd;
     }
-    pd.kind = PDU_LOST;
-    if (p && c->crc == 1) {
-        for (guint k = (0u - pd.pos) & 3u; k < len; k += 4) {
-            if (k && probe_fpdu(p + k, len - k, pd.pos + k, pd.markers, FALSE, &strong, scratch) &&
-                strong) {
-                pd.len = k;
-                break;
-            }
-        }
-    }
-    return pd;
+    /* A capture gap, lost framing, or Full Operation whose marker mode the
+     * capture did not show (RFC 5044 §7.1.2 rule 7: with markers it opens
+     * with one, which the synchroniser sees at the known grid). */
+    if (D->in_sync && seq != D->nxt_seq)
+        sync_reset(D, seq);
+    return classify_sync(tvb, offset, seq, c, D);
 }
 
 /* Wire length of the PDU at offset, or 0 for "need more". */
@@ -720,7 +754,15 @@ static void pdu_commit(iwk_conv *c, int d, iwk_pdu *pd, guint32 seq, packet_info
     iwk_dir *D = &c->dir[d];
     if (!pd->track)
         return;
-    if (pd->kind == PDU_FPDU) {
+    if (pd->kind == PDU_FPDU && pd->provisional) {
+        /* Decoded, but framing is not fixed yet: the synchroniser goes on
+         * from the next boundary with the octets still held. */
+        D->sync_next = seq + pd->len;
+        D->sync_pos = pd->pos + pd->len;
+        c->midstream = !c->handshake;
+        if (D->n_fpdus++ == 0)
+            D->first_fpdu_frame = pinfo->num;
+    } else if (pd->kind == PDU_FPDU) {
         /* Octets skipped without a LOST PDU (a capture gap, or an FPDU TCP
          * could not reassemble): the shadow must not assume it saw them. */
         if (D->fo_known && D->in_sync && seq != D->nxt_seq)
@@ -735,6 +777,8 @@ static void pdu_commit(iwk_conv *c, int d, iwk_pdu *pd, guint32 seq, packet_info
             D->markers = pd->markers;
         if (c->crc == -1)
             c->crc = pd->crc_on;
+        D->sync_found = D->sync_prov = FALSE;
+        D->sync_len = 0;
         D->in_sync = TRUE;
         D->nxt_seq = seq + pd->len;
         if (D->n_fpdus++ == 0)
@@ -749,9 +793,6 @@ static void pdu_commit(iwk_conv *c, int d, iwk_pdu *pd, guint32 seq, packet_info
             /* Messages were missed: DDP sequence checks restart. */
             iw_shadow_lost(c->shadow, (unsigned)d);
             D->in_sync = FALSE;
-            D->after_loss = TRUE;
-            for (int q = 0; q < 4; q++)
-                D->msn_known[q] = D->in_msg[q] = FALSE;
         }
     }
 }
@@ -857,17 +898,13 @@ gboolean iwk_mpa_claim(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void
         guint len;
         const guint8 *p = tvb_bytes(tvb, 0, &len);
         iw_mpa_rr rr;
-        gboolean m;
-        guint32 pos;
-        int crc;
         if (len < IW_MPA_KEY_LEN)
             return FALSE;
         if (probe_rr(p, len, &rr)) {
             /* Both we and the built-in iwarp_mpa can take a startup. */
             if (builtin_wants())
                 return FALSE;
-        } else if (!pref_midstream ||
-                   !detect_fpdu(p, len, pref_midstream_no_crc, -1, &m, &pos, &crc)) {
+        } else if (!pref_midstream || !claim_fpdu(p, len)) {
             return FALSE;
         }
         (void)tcpi;

@@ -51,6 +51,21 @@ typedef struct iwk_dir {
     gboolean rejected;  /* MPA exited after a Reply with R=1 */
     guint32 n_fpdus;
     guint32 first_fpdu_frame;
+    /* Mid-stream / after-gap synchronisation (first pass): the octets since
+     * framing was last known and the segment starts in them, for libiwarp's
+     * iw_mpa_sync_probe; once it found framing, the next boundary. */
+    guint8 *sync_buf;
+    guint32 sync_len, sync_cap;
+    guint32 sync_seq0;        /* TCP sequence number of sync_buf[0] */
+    guint64 *sync_cands;      /* offsets into sync_buf */
+    guint32 sync_ncands;
+    size_t sync_first;
+    gboolean sync_found;      /* framing found: an FPDU starts at sync_next */
+    guint32 sync_next;
+    guint32 sync_pos;         /* its grid position */
+    gboolean sync_markers, sync_crc;
+    gboolean sync_prov;       /* found by CRC-verified FPDUs whose span could not
+                                 yet rule markers out: decoded, not committed */
     /* DDP per-QN tracking (RFC 5041 §5.3; MSN starts at 1, §4.3). */
     gboolean after_loss;  /* framing was lost: MSNs restart unknown */
     gboolean msn_known[4];
