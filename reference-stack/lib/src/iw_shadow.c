@@ -103,6 +103,10 @@ static void end_kill(iw_shadow_end *e, uint64_t id) {
         return;
     e->_dead = true;
     e->_dead_id = id;
+    /* Responses to its requests are no longer judged (nor counted), so how
+     * many it has outstanding is unknown from here: no IRD verdict on the
+     * requests it may still be seen sending. */
+    e->_req_known = false;
 }
 
 /* Everything a receiver tracks, known and empty: the start of Full
@@ -303,13 +307,20 @@ static void snd_sequence(iw_shadow_end *s, const iw_rdmap_msg *m, uint32_t pay,
     } else {
         if (s->_snd_known && s->_snd_in_msg)
             res->notes |= IW_SHADOW_NOTE(NO_LAST);
+        /* A gap is an MSN ahead of the next one; one behind it is a replay,
+         * which the receiver's MSN_REPLAY verdict names (RFC 5041 §4.3:
+         * MSNs compare modulo 2^32). */
         if (s->_snd_known && msn != s->_snd_msn + 1) {
-            res->notes |= IW_SHADOW_NOTE(MSN_GAP);
-            res->expected = s->_snd_msn + 1;
+            if (msn - (s->_snd_msn + 1) < 0x80000000u) {
+                res->notes |= IW_SHADOW_NOTE(MSN_GAP);
+                res->expected = s->_snd_msn + 1;
+            }
         } else if (!s->_snd_known && s->_snd_from_start && msn != 1) {
             res->notes |= IW_SHADOW_NOTE(MSN_NOT_INITIAL);
             res->expected = 1;
-        } else if (mo != 0) {
+        } else if (mo != 0 && (s->_snd_known || s->_snd_from_start)) {
+            /* Mid-stream or after a gap the first segment seen may be any
+             * part of a message: MO is judged only from a known start. */
             res->notes |= IW_SHADOW_NOTE(MO_GAP);
             res->expected = 0;
         }

@@ -1587,10 +1587,63 @@ IW_TEST(c_engine_no_matching_rtr) {
     v_free(&v);
 }
 
+/* Issue 11 regressions: what the capture cannot show stays silent. */
+IW_TEST(a_no_guessing) {
+    conv c;
+    replay r;
+    /* A replayed MSN is a replay (the verdict), not an "MSN gap". */
+    conv_default(&c);
+    send_(&c, 0, 8);
+    send_(&c, 0, 8);
+    uint64_t bad = send_seg(&c, 0, IW_OP_SEND, 1, 0, true, 8, 0);
+    run(&c, &r);
+    expect_one(&r, bad, IW_TERM_DDP_UT_MSN_RANGE, "RFC 5041 §7.1", IW_SHADOW_RULE_MSN_REPLAY);
+    CHECK(!(rec_by_id(&r, bad)->res.notes & IW_SHADOW_NOTE(MSN_GAP)));
+    replay_free(&r);
+    conv_free(&c);
+
+    /* Mid-stream, the first segment seen is the middle of a Send: its MO
+     * is no "MO gap", and its continuation none either. */
+    conv_midstream(&c);
+    uint64_t mid = send_seg(&c, 0, IW_OP_SEND, 7, 1424, false, 100, 0);
+    uint64_t next = send_seg(&c, 0, IW_OP_SEND, 7, 1524, true, 100, 0);
+    uint64_t new_msg = send_seg(&c, 0, IW_OP_SEND, 8, 0, true, 100, 0);
+    uint64_t gap = send_seg(&c, 0, IW_OP_SEND, 9, 50, true, 100, 0);
+    run(&c, &r);
+    CHECK_EQ(rec_by_id(&r, mid)->res.notes, 0);
+    CHECK_EQ(rec_by_id(&r, next)->res.notes, 0);
+    CHECK_EQ(rec_by_id(&r, new_msg)->res.notes, 0);
+    /* From a known start on, MO is judged again. */
+    CHECK(rec_by_id(&r, gap)->res.notes & IW_SHADOW_NOTE(MO_GAP));
+    replay_free(&r);
+    conv_free(&c);
+
+    /* Knock-on: endpoint 1 must Terminate (a replayed Send from 0), so the
+     * Read Response 0 sends it is not judged; 1's later Read Request must
+     * not then count that Read as still outstanding against 0's IRD. */
+    iw_mpa_rr req, rep;
+    conv_init(&c);
+    iw_peer_rr_default(&req, IW_MPA_REQUEST);
+    iw_peer_rr_default(&rep, IW_MPA_REPLY);
+    req.v2.ird = req.v2.ord = rep.v2.ird = rep.v2.ord = 1;
+    conv_start(&c, &req, &rep);
+    send_(&c, 0, 8);
+    read_req(&c, 1, 1, 0, 8, 2);
+    bad = send_seg(&c, 0, IW_OP_SEND, 1, 0, true, 8, 0);
+    uint64_t resp = read_resp(&c, 0, 1, 0, 8, true);
+    uint64_t later = read_req(&c, 1, 1, 8, 8, 2);
+    run(&c, &r);
+    expect_one(&r, bad, IW_TERM_DDP_UT_MSN_RANGE, "RFC 5041 §7.1", IW_SHADOW_RULE_MSN_REPLAY);
+    CHECK(rec_by_id(&r, resp)->res.notes & IW_SHADOW_NOTE(AFTER_TERMINATE));
+    CHECK_EQ(rec_by_id(&r, later)->res.verdict.kind, IW_VERDICT_OK);
+    replay_free(&r);
+    conv_free(&c);
+}
+
 IW_TEST_MAIN("iw_shadow", IW_CASE(a_names), IW_CASE(a_arguments), IW_CASE(a_valid_conversation),
              IW_CASE(a_msn_replay), IW_CASE(a_msn_gaps_are_notes), IW_CASE(a_qn1_msn),
              IW_CASE(a_ird), IW_CASE(a_read_response), IW_CASE(a_atomic_response),
              IW_CASE(a_terminate), IW_CASE(a_invalidate), IW_CASE(a_stateless_first),
              IW_CASE(a_startup), IW_CASE(a_midstream_and_loss), IW_CASE(b_engines_back_to_back),
              IW_CASE(c_engine_responder), IW_CASE(c_engine_initiator),
-             IW_CASE(c_engine_no_matching_rtr))
+             IW_CASE(c_engine_no_matching_rtr), IW_CASE(a_no_guessing))
