@@ -41,12 +41,13 @@ const value_string iwk_shadow_rule_vals[] = {
 #undef IW_X_
     {0, NULL}};
 
-/* Shadow notes the plugin shows. The others (responder first, RTR, MSN and
- * MO sequence, IRD/ORD, Atomic Request Identifier) have the plugin's own,
- * older items (iwk_ddp.msn_gap, iwk_rdmap.rtr_missing, ...). */
+/* Shadow notes the plugin shows. The others (responder first, the RFC 6581
+ * startup's Reply and IRD/ORD) have the MPA layer's own items. */
 #define SHADOW_SHOWN                                                                               \
     (IW_SHADOW_NOTE(AFTER_TERMINATE) | IW_SHADOW_NOTE(SENT_AFTER_TERMINATE) |                      \
-     IW_SHADOW_NOTE(NO_LAST))
+     IW_SHADOW_NOTE(NO_LAST) | IW_SHADOW_NOTE(MSN_NOT_INITIAL) | IW_SHADOW_NOTE(MSN_GAP) |          \
+     IW_SHADOW_NOTE(MO_GAP) | IW_SHADOW_NOTE(RTR_MISSING) | IW_SHADOW_NOTE(RTR_NOT_NEGOTIATED) |    \
+     IW_SHADOW_NOTE(ATOMIC_ID_MISMATCH))
 
 enum {
 #define IW_X_(name, l, e, c, rfc, text) TERM_IDX_##name,

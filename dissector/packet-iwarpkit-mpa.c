@@ -149,8 +149,6 @@ static iwk_conv *conv_new(conversation_t *conv, packet_info *pinfo) {
     for (int d = 0; d < 2; d++) {
         c->dir[d].markers = -1;
         c->dir[d].tagged = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
-        c->dir[d].reads = wmem_list_new(wmem_file_scope());
-        c->dir[d].atomics = wmem_list_new(wmem_file_scope());
     }
     conversation_add_proto_data(conv, proto_iwk_mpa, c);
     return c;
@@ -793,6 +791,8 @@ static void pdu_commit(iwk_conv *c, int d, iwk_pdu *pd, guint32 seq, packet_info
             /* Messages were missed: DDP sequence checks restart. */
             iw_shadow_lost(c->shadow, (unsigned)d);
             D->in_sync = FALSE;
+            for (int q = 0; q < 4; q++)
+                D->in_msg[q] = FALSE; /* reassembly restarts */
         }
     }
 }

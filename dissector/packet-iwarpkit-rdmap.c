@@ -9,9 +9,13 @@
  * iwk_conv.shadow) runs the engine's receive-side checks over the
  * conversation and returns the stateful verdicts: MSN replay, QN 1/2/3
  * MSNs, IRD, Read/Atomic Responses against the oldest outstanding request,
- * STags the capture shows invalidated, and "after Terminate". This file
- * also keeps its own capture-only items: MSN gaps per QN and direction, MO
- * continuity, the RFC 6581 RTR, request/response linking. Checks that need
+ * STags the capture shows invalidated, "after Terminate", and the notes
+ * (MSN and MO sequence, the RFC 6581 RTR, Atomic Request Identifiers). The
+ * shadow is the only owner of stateful analysis: it knows what a capture
+ * cannot show (mid-stream start, gaps, a side that terminated) and stays
+ * silent there; request/response links follow the request it matched a
+ * response with. This file keeps only message grouping for reassembly.
+ * Checks that need
  * registered memory (STag, bounds, access rights against regions; RFC 5041
  * §7.1, RFC 5040 §7.2) or posted buffers cannot be made from a capture.
  *
@@ -125,14 +129,6 @@ static gint ett_atomic = -1;
 static gint ett_fragment = -1;
 static gint ett_fragments = -1;
 
-static expert_field ei_msn_gap = EI_INIT;
-static expert_field ei_msn_first = EI_INIT;
-static expert_field ei_mo_gap = EI_INIT;
-static expert_field ei_rtr_missing = EI_INIT;
-static expert_field ei_rtr_type = EI_INIT;
-static expert_field ei_resp_unmatched = EI_INIT;
-static expert_field ei_resp_stag = EI_INIT;
-static expert_field ei_atomic_id = EI_INIT;
 static expert_field ei_terminate = EI_INIT;
 static expert_field ei_not_tracked = EI_INIT;
 
@@ -166,10 +162,6 @@ typedef struct iwk_seg {
     gboolean is_resp;
     guint32 reasm_id;    /* 0: not reassembled */
     guint32 reasm_off;
-    gboolean msn_gap, msn_first, mo_gap;
-    guint32 expected;
-    guint8 rtr;          /* 1: the RFC 6581 RTR, 2: a FULPDU where the RTR was due, 3: wrong type */
-    gboolean unmatched, stag_mismatch, id_mismatch;
     iw_shadow_result shadow; /* the stateful verdict and notes */
     guint32 answers;     /* Terminate: the frame of the segment its copied DDP header names */
 } iwk_seg;
@@ -408,37 +400,18 @@ static gboolean opcode_has_payload(guint8 op) {
            op == IW_OP_SEND_INV || op == IW_OP_SEND_SE || op == IW_OP_SEND_SE_INV;
 }
 
-static void track_untagged(iwk_conv *c, iwk_dir *D, const iw_rdmap_msg *m, iwk_seg *s) {
-    guint32 qn = m->ddp.qn, msn = m->ddp.msn, mo = m->ddp.mo;
-    guint32 dlen = (guint32)(m->seg_len - IW_DDP_UNTAGGED_HDR_LEN);
-    if (D->in_msg[qn] && msn == D->last_msn[qn]) {
-        /* RFC 5041 §5.2: segments of one message carry consecutive MOs
-         * (TCP delivers in order). */
-        if (mo != D->next_mo[qn]) {
-            s->mo_gap = TRUE;
-            s->expected = D->next_mo[qn];
-        }
-    } else {
-        /* A new message: MSN + 1 (mod 2^32) per message, starting at 1
-         * (RFC 5041 §4.3, §5.3). */
-        if (D->msn_known[qn] && msn != D->last_msn[qn] + 1) {
-            s->msn_gap = TRUE;
-            s->expected = D->last_msn[qn] + 1;
-        } else if (!D->msn_known[qn] && c->handshake && !D->after_loss && msn != 1) {
-            s->msn_first = TRUE;
-        } else if (mo != 0) {
-            s->mo_gap = TRUE;
-            s->expected = 0;
-        }
+/* Message grouping for reassembly only (no verdicts: the shadow's). A
+ * segment continues the message in progress on its QN when it has the same
+ * MSN; anything else starts a new one (RFC 5041 §5.2). */
+static void track_untagged(iwk_dir *D, const iw_rdmap_msg *m, iwk_seg *s) {
+    guint32 qn = m->ddp.qn, msn = m->ddp.msn;
+    if (!(D->in_msg[qn] && msn == D->last_msn[qn]))
         D->msg_id[qn] = (pref_reassemble && !m->ddp.last) ? ++D->next_id : 0;
-    }
-    D->msn_known[qn] = TRUE;
     D->last_msn[qn] = msn;
     D->in_msg[qn] = !m->ddp.last;
-    D->next_mo[qn] = mo + dlen;
     if (D->msg_id[qn]) {
         s->reasm_id = D->msg_id[qn];
-        s->reasm_off = mo;
+        s->reasm_off = m->ddp.mo;
     }
     if (m->ddp.last)
         D->msg_id[qn] = 0;
@@ -467,109 +440,73 @@ static iwk_tmsg *track_tagged(iwk_dir *D, const iw_rdmap_msg *m, iwk_seg *s, gbo
     return t;
 }
 
-/* RFC 5040 §5.2.2: Read Responses come in request order; RFC 7306 §5:
- * Atomic Responses likewise on QN 3. Pops the oldest request. */
-static iwk_req *pop_req(wmem_list_t *l) {
-    wmem_list_frame_t *f = wmem_list_head(l);
-    if (!f)
-        return NULL;
-    iwk_req *r = (iwk_req *)wmem_list_frame_data(f);
-    wmem_list_remove_frame(l, f);
-    return r;
-}
-
+/* Reassembly grouping, and the requests responses are linked to. The
+ * matching itself is the shadow's (s->shadow.ref: the request it matched
+ * a response with, RFC 5040 §5.2.2, RFC 7306 §5). */
 static void track(packet_info *pinfo, iwk_fpdu_ctx *ctx, const iw_rdmap_msg *m, iwk_seg *s) {
     iwk_conv *c = ctx->conv;
     iwk_dir *D = &c->dir[ctx->d];
-    iwk_dir *R = &c->dir[!ctx->d];
-
-    /* RFC 6581 §5, §9.2: after a peer-to-peer startup the initiator's first
-     * FPDU is a zero-length RTR of a type the Reply offers, or its
-     * Terminate (2/0/0x06, 2/0/0x07: §9.1, §9.2). */
-    if (c->v2.rep_seen && c->v2.rep_enh && c->v2.rep.p2p && c->init_dir == ctx->d &&
-        !c->v2.rtr_checked && m->opcode == IW_OP_TERMINATE) {
-        c->v2.rtr_checked = TRUE;
-    } else if (c->v2.rep_seen && c->v2.rep_enh && c->v2.rep.p2p && c->init_dir == ctx->d &&
-               !c->v2.rtr_checked) {
-        c->v2.rtr_checked = TRUE;
-        const iw_mpa_v2 *rep = &c->v2.rep;
-        gboolean send0 = m->opcode == IW_OP_SEND && m->payload_len == 0;
-        gboolean write0 = m->opcode == IW_OP_WRITE && m->payload_len == 0;
-        gboolean read0 = m->opcode == IW_OP_READ_REQ && m->has_hdr && m->u.read_req.read_size == 0;
-        if (!send0 && !write0 && !read0)
-            s->rtr = 2;
-        else if ((send0 && rep->rtr_send) || (write0 && rep->rtr_write) || (read0 && rep->rtr_read))
-            s->rtr = 1;
-        else
-            s->rtr = 3;
-    }
-
     gboolean first = TRUE;
-    iwk_tmsg *t = NULL;
     if (m->ddp.tagged)
-        t = track_tagged(D, m, s, &first);
+        track_tagged(D, m, s, &first);
     else
-        track_untagged(c, D, m, s);
-
-    switch (m->opcode) {
-    case IW_OP_READ_REQ:
-    case IW_OP_ATOMIC_REQ:
-        if (m->has_hdr) {
-            iwk_req *r = wmem_new0(wmem_file_scope(), iwk_req);
-            r->frame = pinfo->num;
-            r->ts = pinfo->abs_ts;
-            r->opcode = m->opcode;
-            if (m->opcode == IW_OP_READ_REQ) {
-                r->sink_stag = m->u.read_req.sink_stag;
-                r->sink_to = m->u.read_req.sink_to;
-                r->size = m->u.read_req.read_size;
-                wmem_list_append(D->reads, r);
-            } else {
-                r->req_id = m->u.atomic_req.req_id;
-                wmem_list_append(D->atomics, r);
-            }
-            s->req = r;
+        track_untagged(D, m, s);
+    if (!c->reqs)
+        c->reqs = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
+    if ((m->opcode == IW_OP_READ_REQ || m->opcode == IW_OP_ATOMIC_REQ) && m->has_hdr) {
+        /* A frame may hold several: kept in order, linked in order. */
+        wmem_list_t *l = (wmem_list_t *)wmem_map_lookup(c->reqs, GUINT_TO_POINTER(pinfo->num));
+        if (!l) {
+            l = wmem_list_new(wmem_file_scope());
+            wmem_map_insert(c->reqs, GUINT_TO_POINTER(pinfo->num), l);
         }
-        break;
-    case IW_OP_READ_RESP:
-        if (first) {
-            iwk_req *r = pop_req(R->reads);
-            if (!r) {
-                s->unmatched = TRUE;
-            } else {
-                /* The response carries the request's Data Sink STag (§4.4);
-                 * a zero-length one need not (RFC 5041 §5.2). */
-                if (r->sink_stag != m->ddp.stag && m->payload_len)
-                    s->stag_mismatch = TRUE;
-                r->resp_frame = pinfo->num;
-                r->resp_ts = pinfo->abs_ts;
-            }
-            if (t)
-                t->req = r;
-            s->req = r;
-        } else if (t) {
-            s->req = t->req;
-        }
-        s->is_resp = TRUE;
-        break;
-    case IW_OP_ATOMIC_RESP:
-        if (m->has_hdr) {
-            iwk_req *r = pop_req(R->atomics);
-            if (!r) {
-                s->unmatched = TRUE;
-            } else {
-                if (r->req_id != m->u.atomic_resp.req_id)
-                    s->id_mismatch = TRUE;
-                r->resp_frame = pinfo->num;
-                r->resp_ts = pinfo->abs_ts;
-            }
-            s->req = r;
-            s->is_resp = TRUE;
-        }
-        break;
-    default:
-        break;
+        iwk_req *r = wmem_new0(wmem_file_scope(), iwk_req);
+        r->frame = pinfo->num;
+        r->ts = pinfo->abs_ts;
+        r->opcode = m->opcode;
+        wmem_list_append(l, r);
+        s->req = r;
     }
+}
+
+/* After the shadow judged the segment: a response links to the request it
+ * was matched with. */
+static void link_response(packet_info *pinfo, iwk_fpdu_ctx *ctx, const iw_rdmap_msg *m,
+                          iwk_seg *s) {
+    if (m->opcode != IW_OP_READ_RESP && m->opcode != IW_OP_ATOMIC_RESP)
+        return;
+    if (!s->shadow.has_ref || !ctx->conv->reqs)
+        return;
+    wmem_list_t *l =
+        (wmem_list_t *)wmem_map_lookup(ctx->conv->reqs, GUINT_TO_POINTER((guint32)s->shadow.ref));
+    if (!l)
+        return;
+    /* The request of that frame this response answers: a Read Response's
+     * later segments the one its first segment took, else the oldest one
+     * of its kind not yet answered. */
+    guint8 want = m->opcode == IW_OP_READ_RESP ? IW_OP_READ_REQ : IW_OP_ATOMIC_REQ;
+    iwk_req *r = NULL, *last = NULL;
+    for (wmem_list_frame_t *f = wmem_list_head(l); f; f = wmem_list_frame_next(f)) {
+        iwk_req *q = (iwk_req *)wmem_list_frame_data(f);
+        if (q->opcode != want)
+            continue;
+        if (q->resp_frame)
+            last = q;
+        else if (!r)
+            r = q;
+    }
+    gboolean continued = m->opcode == IW_OP_READ_RESP && last && last->resp_open;
+    if (continued)
+        r = last;
+    if (!r)
+        return;
+    if (!r->resp_frame) {
+        r->resp_frame = pinfo->num;
+        r->resp_ts = pinfo->abs_ts;
+    }
+    r->resp_open = m->opcode == IW_OP_READ_RESP && !m->ddp.last;
+    s->req = r;
+    s->is_resp = TRUE;
 }
 
 static void add_links(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const iwk_seg *s) {
@@ -720,6 +657,8 @@ static iwk_seg *seg_state(packet_info *pinfo, iwk_fpdu_ctx *ctx, const iw_rdmap_
                          : r < 0                                ? *v
                                                                 : iw_verdict_ok();
         iw_shadow_fpdu(ctx->conv->shadow, (unsigned)ctx->d, m, len, &pre, pinfo->num, &s->shadow);
+        if (m && r >= 0 && !ctx->crc_bad)
+            link_response(pinfo, ctx, m, s);
     }
     p_add_proto_data(wmem_file_scope(), pinfo, proto_iwk_rdmap, ctx->seq, s);
     return s;
@@ -929,48 +868,10 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         as_proto(pinfo, proto_iwk_rdmap);
         if (sr->notes & IW_SHADOW_NOTE(AFTER_TERMINATE))
             wmem_strbuf_append(info, " [after Terminate]");
-        if (s->msn_gap) {
-            iwk_expert_add(pinfo, di, &ei_msn_gap,
-                           "MSN gap on QN %u: expected %u, got %u (RFC 5041 §5.3; a receiver "
-                           "without a buffer for it answers 1/2/0x02 or 0x03)",
-                           m.ddp.qn, s->expected, m.ddp.msn);
-            iwk_alert(pinfo, di, PI_WARN);
-        }
-        if (s->msn_first) {
-            iwk_expert_add(pinfo, di, &ei_msn_first,
-                           "First message on QN %u has MSN %u; MSNs start at 1 (RFC 5041 §4.3)",
-                           m.ddp.qn, m.ddp.msn);
-            iwk_alert(pinfo, di, PI_WARN);
-        }
-        if (s->mo_gap) {
-            iwk_expert_add(pinfo, di, &ei_mo_gap,
-                           "MO %u where %u was due on QN %u MSN %u (RFC 5041 §5.2; a receiver "
-                           "answers 1/2/0x04 Invalid MO if out of range)",
-                           m.ddp.mo, s->expected, m.ddp.qn, m.ddp.msn);
-            iwk_alert(pinfo, di, PI_WARN);
-        }
-        if (s->rtr == 1) {
+        if (sr->rtr) {
             proto_item *ti = proto_tree_add_boolean(rt, hf_rtr, tvb, 0, 0, TRUE);
             proto_item_set_generated(ti);
             wmem_strbuf_append(info, " [RTR]");
-        } else if (s->rtr == 2) {
-            expert_add_info(pinfo, ri, &ei_rtr_missing);
-            iwk_alert(pinfo, ri, PI_WARN);
-        } else if (s->rtr == 3) {
-            expert_add_info(pinfo, ri, &ei_rtr_type);
-            iwk_alert(pinfo, ri, PI_WARN);
-        }
-        if (s->unmatched) {
-            expert_add_info(pinfo, ri, &ei_resp_unmatched);
-            iwk_alert(pinfo, ri, PI_WARN);
-        }
-        if (s->stag_mismatch) {
-            expert_add_info(pinfo, ri, &ei_resp_stag);
-            iwk_alert(pinfo, ri, PI_WARN);
-        }
-        if (s->id_mismatch) {
-            expert_add_info(pinfo, ri, &ei_atomic_id);
-            iwk_alert(pinfo, ri, PI_WARN);
         }
         add_links(rt, tvb, pinfo, s);
     }
@@ -1270,32 +1171,6 @@ void proto_register_iwk_rdmap(void) {
                           &ett_rreq,     &ett_term,     &ett_term_ddp,  &ett_term_rdma,
                           &ett_atomic,   &ett_fragment, &ett_fragments};
     static ei_register_info ei[] = {
-        {&ei_msn_gap, {"iwk_ddp.msn_gap", PI_SEQUENCE, PI_WARN, "MSN gap", EXPFILL}},
-        {&ei_msn_first,
-         {"iwk_ddp.msn_not_initial", PI_SEQUENCE, PI_WARN, "First MSN is not 1", EXPFILL}},
-        {&ei_mo_gap, {"iwk_ddp.mo_gap", PI_SEQUENCE, PI_WARN, "MO discontinuity", EXPFILL}},
-        {&ei_rtr_missing,
-         {"iwk_rdmap.rtr_missing", PI_SEQUENCE, PI_WARN,
-          "Initiator's first FPDU after a peer-to-peer MPA v2 startup is not a zero-length RTR "
-          "(RFC 6581 §5: no FULPDU before the RTR)",
-          EXPFILL}},
-        {&ei_rtr_type,
-         {"iwk_rdmap.rtr_not_negotiated", PI_PROTOCOL, PI_WARN,
-          "RTR of a type the Reply did not offer (RFC 6581 §9.2; the responder may answer "
-          "2/0/0x07)",
-          EXPFILL}},
-        {&ei_resp_unmatched,
-         {"iwk_rdmap.response_unmatched", PI_SEQUENCE, PI_WARN,
-          "Response with no outstanding request (RFC 5040 §5.2.2 / RFC 7306 §5)", EXPFILL}},
-        {&ei_resp_stag,
-         {"iwk_rdmap.response_stag_mismatch", PI_PROTOCOL, PI_WARN,
-          "Read Response STag differs from the request's Data Sink STag (RFC 5040 §4.4, "
-          "§5.2.2: responses come in request order)",
-          EXPFILL}},
-        {&ei_atomic_id,
-         {"iwk_rdmap.atomic_id_mismatch", PI_PROTOCOL, PI_WARN,
-          "Atomic Response Request Identifier differs from the request's (RFC 7306 §5.2.2)",
-          EXPFILL}},
         {&ei_terminate,
          {"iwk_rdmap.terminate", PI_RESPONSE_CODE, PI_NOTE, "Terminate received", EXPFILL}},
         {&ei_not_tracked,

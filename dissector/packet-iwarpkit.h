@@ -21,9 +21,8 @@ extern int proto_iwk_mpa;
 extern int proto_iwk_ddp;
 extern int proto_iwk_rdmap;
 
-/* One outstanding request (RDMA Read or Atomic), for linking (RFC 5040
- * §5.2.2: Read Responses come in request order; RFC 7306 §5: Atomic
- * Responses in request order on QN 3). */
+/* A Read or Atomic Request, for linking its response (which one answers
+ * it is the shadow's matching, RFC 5040 §5.2.2, RFC 7306 §5). */
 typedef struct iwk_req {
     guint32 frame;
     nstime_t ts;
@@ -33,6 +32,7 @@ typedef struct iwk_req {
     guint32 size;       /* Read: RDMARDSZ */
     guint32 req_id;     /* Atomic: Request Identifier */
     guint32 resp_frame; /* 0 until the response's first segment is seen */
+    gboolean resp_open; /* Read Response: its last segment is still to come */
     nstime_t resp_ts;
 } iwk_req;
 
@@ -66,18 +66,12 @@ typedef struct iwk_dir {
     gboolean sync_markers, sync_crc;
     gboolean sync_prov;       /* found by CRC-verified FPDUs whose span could not
                                  yet rule markers out: decoded, not committed */
-    /* DDP per-QN tracking (RFC 5041 §5.3; MSN starts at 1, §4.3). */
-    gboolean after_loss;  /* framing was lost: MSNs restart unknown */
-    gboolean msn_known[4];
+    /* Message grouping per QN, for reassembly only (verdicts: iw_shadow). */
     guint32 last_msn[4];
     gboolean in_msg[4];   /* last segment on this QN had L=0 */
-    guint32 next_mo[4];
     guint32 msg_id[4];    /* reassembly id of the message in progress */
     wmem_map_t *tagged;   /* STag -> iwk_tmsg (tagged message in progress) */
     guint32 next_id;      /* reassembly ids */
-    /* Requests sent in this direction, awaiting responses in the other. */
-    wmem_list_t *reads;
-    wmem_list_t *atomics;
 } iwk_dir;
 
 /* RFC 6581 §9 negotiation state. */
@@ -105,6 +99,7 @@ typedef struct iwk_conv {
     struct iwk_stor *stor; /* storage ULP state (packet-iwarpkit-storage.c) */
     wmem_map_t *segs;      /* DDP header -> frame, per direction, for linking a
                             * Terminate to the segment its copy names (rdmap.c) */
+    wmem_map_t *reqs;      /* frame -> list of iwk_req (Read/Atomic Requests), for links */
 } iwk_conv;
 
 /* What the MPA layer hands to DDP/RDMAP for one FPDU. */
