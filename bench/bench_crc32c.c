@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* CRC32c speed: libiwarp's iw_crc32c against ISA-L's crc32_iscsi, with the
  * portable table path as an extra column, at 64 B .. 1 MiB in one run.
  *
@@ -71,7 +72,8 @@ static long calibrate(crc_fn fn, uint8_t *buf, size_t len) {
     long reps = 1;
     for (;;) {
         double t = time_reps(fn, buf, len, reps) * (double)reps;
-        if (t >= TRIAL_NS / 10) return (long)((double)reps * TRIAL_NS / t) + 1;
+        if (t >= TRIAL_NS / 10)
+            return (long)((double)reps * TRIAL_NS / t) + 1;
         reps *= 4;
     }
 }
@@ -86,7 +88,8 @@ static void best_of(const crc_fn *f, int n, int trials, uint8_t *buf, size_t len
     for (int t = 0; t < trials; t++) {
         for (int i = 0; i < n; i++) {
             double ns = time_reps(f[i], buf, len, reps[i]);
-            if (ns < best[i]) best[i] = ns;
+            if (ns < best[i])
+                best[i] = ns;
         }
     }
 }
@@ -161,7 +164,8 @@ int main(void) {
         for (int f = 0; f < N_FN; f++)
             printf(" %9.1f %7.2f |", t[f], (double)len / t[f]);
         printf(" %.2f\n", ratio);
-        if (len >= 4096 && ratio < min_ratio) min_ratio = ratio;
+        if (len >= 4096 && ratio < min_ratio)
+            min_ratio = ratio;
     }
 
     /* Informational: every libiwarp path this CPU can run, forced by name
@@ -176,7 +180,8 @@ int main(void) {
     printf("\n");
     for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
         uint32_t st = 0;
-        if (!iw_crc32c_update_with(paths[p], &st, buf, 0)) continue; /* not available on this CPU */
+        if (!iw_crc32c_update_with(paths[p], &st, buf, 0))
+            continue; /* not available on this CPU */
         path_name = paths[p];
         printf("%-22s", paths[p]);
         for (size_t i = 2; i < N_SIZES; i++) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Engine receive speed on small segments: parse + validate + place.
  *
  * "A 64-byte segment" here is one RDMA Write DDP segment carrying 64 octets
@@ -54,8 +55,8 @@ enum { N_ALL = sizeof all_cfgs / sizeof all_cfgs[0] };
 typedef struct stream {
     uint8_t *buf;
     size_t len, cap;
-    size_t mpa_len;  /* the MPA Request at the front */
-    uint32_t stag;   /* the responder's region as the sender targeted it */
+    size_t mpa_len; /* the MPA Request at the front */
+    uint32_t stag;  /* the responder's region as the sender targeted it */
 } stream;
 
 /* Counts what the engine reports; any Terminate or close is a failure. */
@@ -177,8 +178,12 @@ static void make_stream(stream *st, const rx_cfg *c, const uint8_t *src, uint8_t
     for (uint32_t i = 0; i < N_SEGS;) {
         for (uint32_t k = 0; k < BATCH && i < N_SEGS; k++, i++) {
             uint32_t off = (i * PAYLOAD) % REGION;
-            iw_send_wr wr = {.op = IW_WR_WRITE, .wr_id = i, .data = src + off, .len = PAYLOAD,
-                             .remote_stag = st->stag, .remote_to = off};
+            iw_send_wr wr = {.op = IW_WR_WRITE,
+                             .wr_id = i,
+                             .data = src + off,
+                             .len = PAYLOAD,
+                             .remote_stag = st->stag,
+                             .remote_to = off};
             if ((rc = iw_conn_post_send(ini, &wr)) < 0)
                 die("post_send", rc);
         }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* RDMA Write over the TCP binding against raw TCP, same bytes, same sockets.
  *
  * Both run over loopback with one thread per side, each side with its own
@@ -282,8 +283,12 @@ static trial iw_trial(iw_side *sd, uint64_t count, uint32_t seed) {
     double t0 = now_s();
     while (done < count) {
         while (posted < count && posted - done < WINDOW) {
-            iw_send_wr wr = {.op = IW_WR_WRITE, .wr_id = posted, .data = sd->src, .len = MSG,
-                             .remote_stag = sd->stag, .remote_to = sd->to};
+            iw_send_wr wr = {.op = IW_WR_WRITE,
+                             .wr_id = posted,
+                             .data = sd->src,
+                             .len = MSG,
+                             .remote_stag = sd->stag,
+                             .remote_to = sd->to};
             if ((rc = iw_qp_post_send(sd->qp, &wr)) < 0)
                 die("post_send", rc);
             posted++;
@@ -308,8 +313,7 @@ static trial iw_trial(iw_side *sd, uint64_t count, uint32_t seed) {
         if (a.trial != sd->trial)
             die("answer for another trial", a.trial);
         if (!a.seed_or_ok) {
-            fprintf(stderr, "bench_write_vs_tcp: %s: data integrity check FAILED\n",
-                    sd->cfg->name);
+            fprintf(stderr, "bench_write_vs_tcp: %s: data integrity check FAILED\n", sd->cfg->name);
             exit(1);
         }
         trial r = {now_s() - t0, thread_cpu_ns() - c0, a.cpu_ns - sd->rcv_cpu};

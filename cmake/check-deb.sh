@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The Debian package of the toolkit, checked without installing it on this
 # machine: build it with cpack, read its control data and file list, unpack
 # it and run what it holds: the tools, and tshark loading the packaged

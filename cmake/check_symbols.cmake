@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Fails when a libiwarp library defines a global symbol that is not
 # iw_-prefixed. With -DSHARED=1 (a shared object) it checks the dynamic
 # symbol table instead, and also that every exported function or object is

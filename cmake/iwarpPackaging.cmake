@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Installing libiwarp for others to build on, and the Debian package of the
 # whole toolkit (cpack -G DEB). Included last by the top CMakeLists.txt.
 include(CMakePackageConfigHelpers)

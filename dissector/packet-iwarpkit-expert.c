@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Expert items and value_strings generated from libiwarp's single lists in
  * <iwarp/err.h> (IW_TERM_LIST, IW_CLOSE_LIST, IW_NOTE_LIST),
  * <iwarp/rdmap.h> (IW_RDMAP_OPCODE_LIST) and <iwarp/shadow.h>
@@ -20,46 +21,46 @@ const value_string iwk_term_vals[] = {
 #define IW_X_(name, l, e, c, rfc, text) {IW_TERM_TRIPLE(l, e, c), text},
     IW_TERM_LIST(IW_X_)
 #undef IW_X_
-    {0, NULL}};
+        {0, NULL}};
 
 const value_string iwk_close_vals[] = {
 #define IW_X_(name, rfc, text) {IW_CLOSE_##name, text},
     IW_CLOSE_LIST(IW_X_)
 #undef IW_X_
-    {0, NULL}};
+        {0, NULL}};
 
 const value_string iwk_opcode_vals[] = {
 #define IW_X_(name, val, text) {val, text},
     IW_RDMAP_OPCODE_LIST(IW_X_)
 #undef IW_X_
-    {0xF, "Reserved (Experimental)"},
+        {0xF, "Reserved (Experimental)"},
     {0, NULL}};
 
 const value_string iwk_shadow_rule_vals[] = {
 #define IW_X_(name, text) {IW_SHADOW_RULE_##name, text},
     IW_SHADOW_RULE_LIST(IW_X_)
 #undef IW_X_
-    {0, NULL}};
+        {0, NULL}};
 
 /* Shadow notes the plugin shows. The others (responder first, the RFC 6581
  * startup's Reply and IRD/ORD) have the MPA layer's own items. */
 #define SHADOW_SHOWN                                                                               \
     (IW_SHADOW_NOTE(AFTER_TERMINATE) | IW_SHADOW_NOTE(SENT_AFTER_TERMINATE) |                      \
-     IW_SHADOW_NOTE(NO_LAST) | IW_SHADOW_NOTE(MSN_NOT_INITIAL) | IW_SHADOW_NOTE(MSN_GAP) |          \
-     IW_SHADOW_NOTE(MO_GAP) | IW_SHADOW_NOTE(RTR_MISSING) | IW_SHADOW_NOTE(RTR_NOT_NEGOTIATED) |    \
+     IW_SHADOW_NOTE(NO_LAST) | IW_SHADOW_NOTE(MSN_NOT_INITIAL) | IW_SHADOW_NOTE(MSN_GAP) |         \
+     IW_SHADOW_NOTE(MO_GAP) | IW_SHADOW_NOTE(RTR_MISSING) | IW_SHADOW_NOTE(RTR_NOT_NEGOTIATED) |   \
      IW_SHADOW_NOTE(ATOMIC_ID_MISMATCH))
 
 enum {
 #define IW_X_(name, l, e, c, rfc, text) TERM_IDX_##name,
     IW_TERM_LIST(IW_X_)
 #undef IW_X_
-    TERM_N
+        TERM_N
 };
 enum {
 #define IW_X_(name, rfc, text) CLOSE_IDX_##name,
     IW_CLOSE_LIST(IW_X_)
 #undef IW_X_
-    CLOSE_N
+        CLOSE_N
 };
 
 static const struct {
@@ -161,8 +162,8 @@ void iwk_expert_register(int proto_mpa, int proto_rdmap) {
     }
     for (unsigned i = 0; i < IW_NOTE_COUNT_; i++) {
         const char *pfx = note_prefix(note_ids[i]);
-        ei_register_info *r = g_str_has_prefix(pfx, "iwk_mpa") ? &ei_mpa_reg[nm++]
-                                                               : &ei_rdmap_reg[nr++];
+        ei_register_info *r =
+            g_str_has_prefix(pfx, "iwk_mpa") ? &ei_mpa_reg[nm++] : &ei_rdmap_reg[nr++];
         ei_fill(r, &ei_note[i], lower_abbrev(pfx, note_ids[i]), PI_PROTOCOL, note_severity(i),
                 iw_note_str((iw_note)i));
     }
@@ -174,8 +175,9 @@ void iwk_expert_register(int proto_mpa, int proto_rdmap) {
                 i == IW_SHADOW_NOTE_BIT_AFTER_TERMINATE ? PI_SEQUENCE : PI_PROTOCOL,
                 shadow_note_severity(i), iw_shadow_note_str((iw_shadow_note)i));
     }
-    ei_fill(&ei_rdmap_reg[nr++], &ei_term_unregistered, g_strdup("iwk_rdmap.must_terminate.unregistered"),
-            PI_PROTOCOL, PI_ERROR, "Terminate verdict with an unregistered triple");
+    ei_fill(&ei_rdmap_reg[nr++], &ei_term_unregistered,
+            g_strdup("iwk_rdmap.must_terminate.unregistered"), PI_PROTOCOL, PI_ERROR,
+            "Terminate verdict with an unregistered triple");
     expert_register_field_array(expert_register_protocol(proto_mpa), ei_mpa_reg, (int)nm);
     expert_register_field_array(expert_register_protocol(proto_rdmap), ei_rdmap_reg, (int)nr);
 }
@@ -210,11 +212,11 @@ void iwk_expert_verdict(packet_info *pinfo, proto_item *item, const iw_verdict *
     if (v->kind == IW_VERDICT_TERM) {
         expert_field *ei = term_ei(v->term);
         const char *reg = iw_term_rfc(v->term);
-        expert_add_info_format(pinfo, item, ei,
-                               "RNIC must send Terminate %u/%u/0x%02x \"%s\" (rule: %s; registry: %s)",
-                               iw_term_layer(v->term), iw_term_etype(v->term),
-                               iw_term_ecode(v->term), iw_term_str(v->term),
-                               v->rfc ? v->rfc : "-", reg ? reg : "RFC 6580");
+        expert_add_info_format(
+            pinfo, item, ei,
+            "RNIC must send Terminate %u/%u/0x%02x \"%s\" (rule: %s; registry: %s)",
+            iw_term_layer(v->term), iw_term_etype(v->term), iw_term_ecode(v->term),
+            iw_term_str(v->term), v->rfc ? v->rfc : "-", reg ? reg : "RFC 6580");
         iwk_alert(pinfo, item, PI_ERROR);
     } else if (v->kind == IW_VERDICT_CLOSE) {
         unsigned i = (unsigned)v->close - 1;
@@ -291,13 +293,13 @@ gboolean iwk_expert_shadow(packet_info *pinfo, proto_item *item, const iw_shadow
             break;
         }
         if (res->has_ref)
-            g_string_append_printf(why, ", %s frame %" G_GUINT64_FORMAT,
-                                   shadow_ref_what(res->rule), res->ref);
-        expert_add_info_format(pinfo, item, term_ei(v->term),
-                               "RNIC must send Terminate %u/%u/0x%02x \"%s\" (stateful: %s; rule: %s)",
-                               iw_term_layer(v->term), iw_term_etype(v->term),
-                               iw_term_ecode(v->term), iw_term_str(v->term), why->str,
-                               v->rfc ? v->rfc : "-");
+            g_string_append_printf(why, ", %s frame %" G_GUINT64_FORMAT, shadow_ref_what(res->rule),
+                                   res->ref);
+        expert_add_info_format(
+            pinfo, item, term_ei(v->term),
+            "RNIC must send Terminate %u/%u/0x%02x \"%s\" (stateful: %s; rule: %s)",
+            iw_term_layer(v->term), iw_term_etype(v->term), iw_term_ecode(v->term),
+            iw_term_str(v->term), why->str, v->rfc ? v->rfc : "-");
         g_string_free(why, TRUE);
         iwk_alert(pinfo, item, PI_ERROR);
     }
@@ -309,8 +311,8 @@ gboolean iwk_expert_shadow(packet_info *pinfo, proto_item *item, const iw_shadow
             g_string_append_printf(t, " (stream ended in frame %" G_GUINT64_FORMAT "; %s)",
                                    res->ended_in, iw_shadow_note_rfc((iw_shadow_note)i));
         else if (i == IW_SHADOW_NOTE_BIT_SENT_AFTER_TERMINATE && res->has_ref)
-            g_string_append_printf(t, " (its Terminate: frame %" G_GUINT64_FORMAT "; %s)",
-                                   res->ref, iw_shadow_note_rfc((iw_shadow_note)i));
+            g_string_append_printf(t, " (its Terminate: frame %" G_GUINT64_FORMAT "; %s)", res->ref,
+                                   iw_shadow_note_rfc((iw_shadow_note)i));
         else
             g_string_append_printf(t, " (%s)", iw_shadow_note_rfc((iw_shadow_note)i));
         expert_add_info_format(pinfo, item, &ei_shadow_note[i], "%s", t->str);

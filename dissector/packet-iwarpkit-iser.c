@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* packet-iwarpkit-iser.c
  * iSER, iSCSI Extensions for RDMA (RFC 7145), over iWARP. Part of the
  * iwarpkit Wireshark plugin.
@@ -62,35 +63,64 @@ static const value_string opcode_vals[] = {{ISER_ISCSI_CTRL, "iSCSI control-type
                                            {0, NULL}};
 
 /* iSCSI opcodes (RFC 7143 §11.2.1.2). */
-static const value_string iscsi_ops[] = {
-    {0x00, "NOP-Out"},       {0x01, "SCSI Command"},   {0x02, "Task Management Request"},
-    {0x03, "Login Request"}, {0x04, "Text Request"},   {0x05, "SCSI Data-Out"},
-    {0x06, "Logout Request"}, {0x10, "SNACK Request"}, {0x20, "NOP-In"},
-    {0x21, "SCSI Response"}, {0x22, "Task Management Response"}, {0x23, "Login Response"},
-    {0x24, "Text Response"}, {0x25, "SCSI Data-In"},   {0x26, "Logout Response"},
-    {0x31, "Ready To Transfer"}, {0x32, "Asynchronous Message"}, {0x3f, "Reject"},
-    {0, NULL}};
+static const value_string iscsi_ops[] = {{0x00, "NOP-Out"},
+                                         {0x01, "SCSI Command"},
+                                         {0x02, "Task Management Request"},
+                                         {0x03, "Login Request"},
+                                         {0x04, "Text Request"},
+                                         {0x05, "SCSI Data-Out"},
+                                         {0x06, "Logout Request"},
+                                         {0x10, "SNACK Request"},
+                                         {0x20, "NOP-In"},
+                                         {0x21, "SCSI Response"},
+                                         {0x22, "Task Management Response"},
+                                         {0x23, "Login Response"},
+                                         {0x24, "Text Response"},
+                                         {0x25, "SCSI Data-In"},
+                                         {0x26, "Logout Response"},
+                                         {0x31, "Ready To Transfer"},
+                                         {0x32, "Asynchronous Message"},
+                                         {0x3f, "Reject"},
+                                         {0, NULL}};
 
 /* Common CDB operation codes (SPC-5, SBC-4). */
-static const value_string cdb_ops[] = {
-    {0x00, "TEST UNIT READY"}, {0x03, "REQUEST SENSE"},   {0x08, "READ(6)"},
-    {0x0a, "WRITE(6)"},        {0x12, "INQUIRY"},         {0x15, "MODE SELECT(6)"},
-    {0x1a, "MODE SENSE(6)"},   {0x1b, "START STOP UNIT"}, {0x1e, "PREVENT ALLOW MEDIUM REMOVAL"},
-    {0x25, "READ CAPACITY(10)"}, {0x28, "READ(10)"},      {0x2a, "WRITE(10)"},
-    {0x2f, "VERIFY(10)"},      {0x35, "SYNCHRONIZE CACHE(10)"}, {0x41, "WRITE SAME(10)"},
-    {0x42, "UNMAP"},           {0x4d, "LOG SENSE"},       {0x55, "MODE SELECT(10)"},
-    {0x5a, "MODE SENSE(10)"},  {0x88, "READ(16)"},        {0x8a, "WRITE(16)"},
-    {0x8f, "VERIFY(16)"},      {0x91, "SYNCHRONIZE CACHE(16)"}, {0x93, "WRITE SAME(16)"},
-    {0x9e, "SERVICE ACTION IN(16)"}, {0xa0, "REPORT LUNS"}, {0xa3, "MAINTENANCE IN"},
-    {0xa8, "READ(12)"},        {0xaa, "WRITE(12)"},       {0, NULL}};
+static const value_string cdb_ops[] = {{0x00, "TEST UNIT READY"},
+                                       {0x03, "REQUEST SENSE"},
+                                       {0x08, "READ(6)"},
+                                       {0x0a, "WRITE(6)"},
+                                       {0x12, "INQUIRY"},
+                                       {0x15, "MODE SELECT(6)"},
+                                       {0x1a, "MODE SENSE(6)"},
+                                       {0x1b, "START STOP UNIT"},
+                                       {0x1e, "PREVENT ALLOW MEDIUM REMOVAL"},
+                                       {0x25, "READ CAPACITY(10)"},
+                                       {0x28, "READ(10)"},
+                                       {0x2a, "WRITE(10)"},
+                                       {0x2f, "VERIFY(10)"},
+                                       {0x35, "SYNCHRONIZE CACHE(10)"},
+                                       {0x41, "WRITE SAME(10)"},
+                                       {0x42, "UNMAP"},
+                                       {0x4d, "LOG SENSE"},
+                                       {0x55, "MODE SELECT(10)"},
+                                       {0x5a, "MODE SENSE(10)"},
+                                       {0x88, "READ(16)"},
+                                       {0x8a, "WRITE(16)"},
+                                       {0x8f, "VERIFY(16)"},
+                                       {0x91, "SYNCHRONIZE CACHE(16)"},
+                                       {0x93, "WRITE SAME(16)"},
+                                       {0x9e, "SERVICE ACTION IN(16)"},
+                                       {0xa0, "REPORT LUNS"},
+                                       {0xa3, "MAINTENANCE IN"},
+                                       {0xa8, "READ(12)"},
+                                       {0xaa, "WRITE(12)"},
+                                       {0, NULL}};
 
-static const value_string scsi_status[] = {
-    {0x00, "GOOD"}, {0x02, "CHECK CONDITION"}, {0x08, "BUSY"}, {0x18, "RESERVATION CONFLICT"},
-    {0x28, "TASK SET FULL"}, {0x30, "ACA ACTIVE"}, {0x40, "TASK ABORTED"}, {0, NULL}};
+static const value_string scsi_status[] = {{0x00, "GOOD"},          {0x02, "CHECK CONDITION"},
+                                           {0x08, "BUSY"},          {0x18, "RESERVATION CONFLICT"},
+                                           {0x28, "TASK SET FULL"}, {0x30, "ACA ACTIVE"},
+                                           {0x40, "TASK ABORTED"},  {0, NULL}};
 
-static gboolean is_initiator_op(guint8 op) {
-    return op <= 0x06 || op == 0x10;
-}
+static gboolean is_initiator_op(guint8 op) { return op <= 0x06 || op == 0x10; }
 
 static gboolean is_target_op(guint8 op) {
     return (op >= 0x20 && op <= 0x26) || op == 0x31 || op == 0x32 || op == 0x3f;
@@ -160,9 +190,9 @@ static void track(iwk_ulp_ctx *u, tvbuff_t *tvb, tvbuff_t *pdu, guint8 flags) {
         if (op == 0x21) {
             /* Response (octet 2) and SCSI Status (octet 3), RFC 7143 §11.4. */
             status = (guint32)tvb_get_guint8(pdu, 2) << 8 | tvb_get_guint8(pdu, 3);
-            str = tvb_get_guint8(pdu, 2) ? "iSCSI target failure"
-                                         : val_to_str_const(tvb_get_guint8(pdu, 3), scsi_status,
-                                                            "SCSI status");
+            str = tvb_get_guint8(pdu, 2)
+                      ? "iSCSI target failure"
+                      : val_to_str_const(tvb_get_guint8(pdu, 3), scsi_status, "SCSI status");
         } else if (op == 0x23) {
             /* Status-Class and Status-Detail (§11.13.5). */
             status = (guint32)tvb_get_guint8(pdu, 36) << 8 | tvb_get_guint8(pdu, 37);
@@ -269,32 +299,36 @@ gboolean iwk_iser_pd(tvbuff_t *tvb, guint off, guint len, proto_tree *tree, gboo
 
 void proto_register_iwk_iser(void) {
     static hf_register_info hf[] = {
-        {&hf_opcode, {"Opcode", "iwk_iser.opcode", FT_UINT8, BASE_HEX, VALS(opcode_vals), 0xF0,
-                      "RFC 7145 §9.1", HFILL}},
-        {&hf_wsv, {"Write STag Valid", "iwk_iser.wsv", FT_BOOLEAN, 8, NULL, ISER_WSV, NULL,
-                   HFILL}},
-        {&hf_rsv, {"Read STag Valid", "iwk_iser.rsv", FT_BOOLEAN, 8, NULL, ISER_RSV, NULL,
-                   HFILL}},
-        {&hf_wstag, {"Write STag", "iwk_iser.write_stag", FT_UINT32, BASE_HEX, NULL, 0,
-                     "Data Source STag of the target's RDMA Reads (§9.5.1)", HFILL}},
-        {&hf_wbo, {"Write Base Offset", "iwk_iser.write_bo", FT_UINT64, BASE_HEX, NULL, 0, NULL,
-                   HFILL}},
-        {&hf_rstag, {"Read STag", "iwk_iser.read_stag", FT_UINT32, BASE_HEX, NULL, 0,
-                     "Data Sink STag of the target's RDMA Writes (§9.5.2)", HFILL}},
-        {&hf_rbo, {"Read Base Offset", "iwk_iser.read_bo", FT_UINT64, BASE_HEX, NULL, 0, NULL,
-                   HFILL}},
+        {&hf_opcode,
+         {"Opcode", "iwk_iser.opcode", FT_UINT8, BASE_HEX, VALS(opcode_vals), 0xF0, "RFC 7145 §9.1",
+          HFILL}},
+        {&hf_wsv, {"Write STag Valid", "iwk_iser.wsv", FT_BOOLEAN, 8, NULL, ISER_WSV, NULL, HFILL}},
+        {&hf_rsv, {"Read STag Valid", "iwk_iser.rsv", FT_BOOLEAN, 8, NULL, ISER_RSV, NULL, HFILL}},
+        {&hf_wstag,
+         {"Write STag", "iwk_iser.write_stag", FT_UINT32, BASE_HEX, NULL, 0,
+          "Data Source STag of the target's RDMA Reads (§9.5.1)", HFILL}},
+        {&hf_wbo,
+         {"Write Base Offset", "iwk_iser.write_bo", FT_UINT64, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_rstag,
+         {"Read STag", "iwk_iser.read_stag", FT_UINT32, BASE_HEX, NULL, 0,
+          "Data Sink STag of the target's RDMA Writes (§9.5.2)", HFILL}},
+        {&hf_rbo,
+         {"Read Base Offset", "iwk_iser.read_bo", FT_UINT64, BASE_HEX, NULL, 0, NULL, HFILL}},
         {&hf_maxver, {"MaxVer", "iwk_iser.maxver", FT_UINT8, BASE_DEC, NULL, 0xF0, NULL, HFILL}},
         {&hf_minver, {"MinVer", "iwk_iser.minver", FT_UINT8, BASE_DEC, NULL, 0x0F, NULL, HFILL}},
         {&hf_curver, {"CurVer", "iwk_iser.curver", FT_UINT8, BASE_DEC, NULL, 0x0F, NULL, HFILL}},
         {&hf_ird, {"iSER-IRD", "iwk_iser.ird", FT_UINT16, BASE_DEC, NULL, 0, NULL, HFILL}},
         {&hf_ord, {"iSER-ORD", "iwk_iser.ord", FT_UINT16, BASE_DEC, NULL, 0, NULL, HFILL}},
         {&hf_rej, {"Reject", "iwk_iser.rej", FT_BOOLEAN, 8, NULL, 0x01, NULL, HFILL}},
-        {&hf_cm, {"iSER CM private data", "iwk_iser.cm", FT_NONE, BASE_NONE, NULL, 0,
-                  "Linux ib_iser / isert struct iser_cm_hdr, in the MPA Request/Reply", HFILL}},
-        {&hf_cm_zbva, {"Zero-based VA not supported", "iwk_iser.cm.zbva_not_sup", FT_BOOLEAN, 8,
-                       NULL, 0x80, NULL, HFILL}},
-        {&hf_cm_inv, {"Send with Invalidate not supported", "iwk_iser.cm.send_inv_not_sup",
-                      FT_BOOLEAN, 8, NULL, 0x40, NULL, HFILL}},
+        {&hf_cm,
+         {"iSER CM private data", "iwk_iser.cm", FT_NONE, BASE_NONE, NULL, 0,
+          "Linux ib_iser / isert struct iser_cm_hdr, in the MPA Request/Reply", HFILL}},
+        {&hf_cm_zbva,
+         {"Zero-based VA not supported", "iwk_iser.cm.zbva_not_sup", FT_BOOLEAN, 8, NULL, 0x80,
+          NULL, HFILL}},
+        {&hf_cm_inv,
+         {"Send with Invalidate not supported", "iwk_iser.cm.send_inv_not_sup", FT_BOOLEAN, 8, NULL,
+          0x40, NULL, HFILL}},
     };
     static gint *ett[] = {&ett_iser, &ett_cm};
     static ei_register_info ei[] = {

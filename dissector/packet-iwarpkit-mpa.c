@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* packet-iwarpkit-mpa.c
  * MPA over TCP: RFC 5044 (Marker PDU Aligned Framing), RFC 6581 (enhanced
  * startup, MPA v2). Part of the iwarpkit Wireshark plugin.
@@ -112,13 +113,13 @@ typedef struct iwk_pdu {
     guint8 kind;
     gboolean markers;
     gboolean crc_on;
-    guint32 pos;         /* grid position of the first wire octet */
-    guint32 len;         /* wire length; 0 until the PDU was complete */
-    gboolean track;      /* first-pass state may be updated by this PDU */
-    gboolean resp_first; /* responder FPDU before any initiator FPDU */
+    guint32 pos;             /* grid position of the first wire octet */
+    guint32 len;             /* wire length; 0 until the PDU was complete */
+    gboolean track;          /* first-pass state may be updated by this PDU */
+    gboolean resp_first;     /* responder FPDU before any initiator FPDU */
     gboolean midstream_lost; /* LOST before framing was established */
-    gboolean provisional; /* FPDU of a mid-stream reading whose markers are undecided */
-    iw_verdict expect;   /* MPA frame where the other type was due */
+    gboolean provisional;    /* FPDU of a mid-stream reading whose markers are undecided */
+    iw_verdict expect;       /* MPA frame where the other type was due */
     guint8 v2_flags;
     iw_shadow_result shadow; /* MPA frame: the shadow's verdict (RFC 6581 §9.2 RTR) */
 } iwk_pdu;
@@ -229,7 +230,8 @@ static void sync_add(iwk_conv *c, iwk_dir *D, guint32 seq, const guint8 *p, guin
         sync_reset(D, seq); /* a gap, or data before what we hold */
     if (!D->sync_len)
         D->sync_seq0 = seq;
-    guint32 skip = seq_before(seq, D->sync_seq0 + D->sync_len) ? D->sync_seq0 + D->sync_len - seq : 0;
+    guint32 skip =
+        seq_before(seq, D->sync_seq0 + D->sync_len) ? D->sync_seq0 + D->sync_len - seq : 0;
     if (skip >= len)
         return;
     if (D->sync_ncands == SYNC_CANDS)
@@ -491,8 +493,8 @@ static void dissect_rr(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
     if (r >= 0 && rr.pd_len) {
         proto_tree_add_item(rt, hf_pd, tvb, IW_MPA_RR_HDR_LEN, rr.pd_len, ENC_NA);
         if (rr.enhanced) {
-            proto_item *vi = proto_tree_add_item(rt, hf_v2, tvb, IW_MPA_RR_HDR_LEN,
-                                                 IW_MPA_V2_DATA_LEN, ENC_NA);
+            proto_item *vi =
+                proto_tree_add_item(rt, hf_v2, tvb, IW_MPA_RR_HDR_LEN, IW_MPA_V2_DATA_LEN, ENC_NA);
             proto_tree *vt = proto_item_add_subtree(vi, ett_v2);
             guint o = IW_MPA_RR_HDR_LEN;
             proto_tree_add_boolean(vt, hf_v2_a, tvb, o, 2, rr.v2.p2p ? 0x8000 : 0);
@@ -501,11 +503,10 @@ static void dissect_rr(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
             proto_tree_add_boolean(vt, hf_v2_c, tvb, o + 2, 2, rr.v2.rtr_write ? 0x8000 : 0);
             proto_tree_add_boolean(vt, hf_v2_d, tvb, o + 2, 2, rr.v2.rtr_read ? 0x4000 : 0);
             proto_tree_add_uint(vt, hf_v2_ord, tvb, o + 2, 2, rr.v2.ord);
-            proto_item_append_text(vi, ": %s, IRD %u, ORD %u%s%s%s",
-                                   rr.v2.p2p ? "peer-to-peer" : "client-server", rr.v2.ird,
-                                   rr.v2.ord, rr.v2.rtr_send ? ", Send RTR" : "",
-                                   rr.v2.rtr_write ? ", Write RTR" : "",
-                                   rr.v2.rtr_read ? ", Read RTR" : "");
+            proto_item_append_text(
+                vi, ": %s, IRD %u, ORD %u%s%s%s", rr.v2.p2p ? "peer-to-peer" : "client-server",
+                rr.v2.ird, rr.v2.ord, rr.v2.rtr_send ? ", Send RTR" : "",
+                rr.v2.rtr_write ? ", Write RTR" : "", rr.v2.rtr_read ? ", Read RTR" : "");
             g_string_append_printf(info, " IRD %u ORD %u%s%s%s%s", rr.v2.ird, rr.v2.ord,
                                    rr.v2.p2p ? " P2P" : "", rr.v2.rtr_send ? " B" : "",
                                    rr.v2.rtr_write ? " C" : "", rr.v2.rtr_read ? " D" : "");
@@ -515,13 +516,13 @@ static void dissect_rr(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
                                                  rr.ulp_pd_len, ENC_NA);
             /* The storage ULP's connection-manager private data. */
             iwk_storage_mpa_pd(tvb, (guint)(rr.ulp_pd - p), rr.ulp_pd_len, pinfo,
-                               proto_item_add_subtree(ui, ett_rr), c, d,
-                               rr.type == IW_MPA_REQUEST, !PINFO_FD_VISITED(pinfo) && pd->track);
+                               proto_item_add_subtree(ui, ett_rr), c, d, rr.type == IW_MPA_REQUEST,
+                               !PINFO_FD_VISITED(pinfo) && pd->track);
         }
     }
     if (r < 0)
-        iwk_expert_verdict(pinfo, r == IW_ERR_PROTO && v.close == IW_CLOSE_MPA_PD_TOO_LONG
-                                      ? pli : ri, &v);
+        iwk_expert_verdict(pinfo,
+                           r == IW_ERR_PROTO && v.close == IW_CLOSE_MPA_PD_TOO_LONG ? pli : ri, &v);
     iwk_expert_notes(pinfo, ri, rr.notes);
 
     /* First pass: record the startup (RFC 5044 §7.1.2, RFC 6581 §9). */
@@ -702,7 +703,7 @@ static void dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iw
     } else {
         ci = proto_tree_add_uint(ft, hf_crc, tvb, crc_off, IW_MPA_CRC_LEN, f.crc_wire);
         proto_item *si = proto_tree_add_uint(ft, hf_crc_status, tvb, crc_off, 0,
-                                             !check ? PROTO_CHECKSUM_E_UNVERIFIED
+                                             !check                 ? PROTO_CHECKSUM_E_UNVERIFIED
                                              : f.crc == IW_CRC_GOOD ? PROTO_CHECKSUM_E_GOOD
                                                                     : PROTO_CHECKSUM_E_BAD);
         proto_item_set_generated(si);
@@ -915,8 +916,7 @@ gboolean iwk_mpa_claim(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void
     return TRUE;
 }
 
-static gboolean dissect_iwk_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
-                                 void *data) {
+static gboolean dissect_iwk_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data) {
     return iwk_mpa_claim(tvb, pinfo, tree, data);
 }
 
@@ -934,8 +934,7 @@ void proto_register_iwk_mpa(void) {
          {"Markers required (M)", "iwk_mpa.m", FT_BOOLEAN, 8, NULL, 0x80,
           "Markers required in the peer's FPDUs (RFC 5044 §7.1.1)", HFILL}},
         {&hf_flag_c, {"CRC (C)", "iwk_mpa.c", FT_BOOLEAN, 8, NULL, 0x40, NULL, HFILL}},
-        {&hf_flag_r,
-         {"Rejected (R)", "iwk_mpa.r", FT_BOOLEAN, 8, NULL, 0x20, NULL, HFILL}},
+        {&hf_flag_r, {"Rejected (R)", "iwk_mpa.r", FT_BOOLEAN, 8, NULL, 0x20, NULL, HFILL}},
         {&hf_flag_s,
          {"Enhanced data (S)", "iwk_mpa.s", FT_BOOLEAN, 8, NULL, 0x10, "RFC 6581 §6", HFILL}},
         {&hf_flag_res, {"Reserved", "iwk_mpa.res", FT_UINT8, BASE_HEX, NULL, 0x1F, NULL, HFILL}},
@@ -957,8 +956,8 @@ void proto_register_iwk_mpa(void) {
           HFILL}},
         {&hf_v2_ird, {"IRD", "iwk_mpa.v2.ird", FT_UINT16, BASE_DEC, NULL, 0, NULL, HFILL}},
         {&hf_v2_c,
-         {"Zero-length Write RTR (C)", "iwk_mpa.v2.rtr_write", FT_BOOLEAN, 16, NULL, 0x8000,
-          NULL, HFILL}},
+         {"Zero-length Write RTR (C)", "iwk_mpa.v2.rtr_write", FT_BOOLEAN, 16, NULL, 0x8000, NULL,
+          HFILL}},
         {&hf_v2_d,
          {"Zero-length Read RTR (D)", "iwk_mpa.v2.rtr_read", FT_BOOLEAN, 16, NULL, 0x4000, NULL,
           HFILL}},
@@ -989,15 +988,14 @@ void proto_register_iwk_mpa(void) {
         {&hf_crc_on,
          {"CRCs in use", "iwk_mpa.crc_in_use", FT_BOOLEAN, BASE_NONE, NULL, 0, NULL, HFILL}},
         {&hf_lost,
-         {"Undecoded iWARP data", "iwk_mpa.undecoded", FT_BYTES, BASE_NONE, NULL, 0, NULL,
-          HFILL}},
+         {"Undecoded iWARP data", "iwk_mpa.undecoded", FT_BYTES, BASE_NONE, NULL, 0, NULL, HFILL}},
         {&hf_conv, {"Stream", "iwk_mpa.stream", FT_UINT32, BASE_DEC, NULL, 0, NULL, HFILL}},
         {&hf_iwk_alert,
          {"iwarpkit alert", "iwk_mpa.alert", FT_UINT32, BASE_HEX, VALS(expert_severity_vals), 0,
           "Set on any iwarpkit expert item of warning or error severity", HFILL}},
     };
-    static gint *ett[] = {&ett_mpa, &ett_rr, &ett_flags, &ett_v2, &ett_fpdu, &ett_marker,
-                          &ett_iwk_alert};
+    static gint *ett[] = {&ett_mpa,  &ett_rr,     &ett_flags,    &ett_v2,
+                          &ett_fpdu, &ett_marker, &ett_iwk_alert};
     static ei_register_info ei[] = {
         {&ei_lost,
          {"iwk_mpa.lost", PI_SEQUENCE, PI_NOTE,
@@ -1015,11 +1013,10 @@ void proto_register_iwk_mpa(void) {
          {"iwk_mpa.v2.reply_not_p2p", PI_PROTOCOL, PI_WARN,
           "Peer-to-peer Request answered by a client-server Reply", EXPFILL}},
         {&ei_v2_ord,
-         {"iwk_mpa.v2.ord_exceeds_ird", PI_PROTOCOL, PI_WARN,
-          "Responder ORD exceeds initiator IRD", EXPFILL}},
-        {&ei_v2_rtr_unsupported,
-         {"iwk_mpa.v2.rtr_unsupported", PI_PROTOCOL, PI_WARN, "RTR type not negotiated",
+         {"iwk_mpa.v2.ord_exceeds_ird", PI_PROTOCOL, PI_WARN, "Responder ORD exceeds initiator IRD",
           EXPFILL}},
+        {&ei_v2_rtr_unsupported,
+         {"iwk_mpa.v2.rtr_unsupported", PI_PROTOCOL, PI_WARN, "RTR type not negotiated", EXPFILL}},
         {&ei_responder_first,
          {"iwk_mpa.responder_sent_first", PI_SEQUENCE, PI_WARN,
           "Responder sent an FPDU before receiving one (RFC 5044 §7.1.2 rule 4)", EXPFILL}},
@@ -1053,9 +1050,9 @@ void proto_register_iwk_mpa(void) {
         "When both this plugin and Wireshark's iwarp_mpa dissector could take a connection that "
         "starts with an MPA Request, let the built-in one have it",
         &pref_yield);
-    prefs_register_bool_preference(mod, "desegment", "Reassemble FPDUs spanning TCP segments",
-                                   "Requires TCP's \"Allow subdissector to reassemble TCP streams\"",
-                                   &pref_desegment);
+    prefs_register_bool_preference(
+        mod, "desegment", "Reassemble FPDUs spanning TCP segments",
+        "Requires TCP's \"Allow subdissector to reassemble TCP streams\"", &pref_desegment);
 
     iwk_tcp_handle = register_dissector("iwk_mpa", dissect_iwk_tcp, proto_iwk_mpa);
     register_init_routine(iwk_mpa_init);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* packet-iwarpkit-nvmeof.c
  * NVMe over Fabrics, RDMA transport, over iWARP. Part of the iwarpkit
  * Wireshark plugin.
@@ -87,60 +88,102 @@ static expert_field ei_short = EI_INIT;
 #define CQE_LEN 16
 #define FABRICS_OPC 0x7f
 
-static const value_string fctype_vals[] = {
-    {0x00, "Property Set"}, {0x01, "Connect"}, {0x04, "Property Get"},
-    {0x05, "Authentication Send"}, {0x06, "Authentication Receive"}, {0x08, "Disconnect"},
-    {0, NULL}};
+static const value_string fctype_vals[] = {{0x00, "Property Set"},
+                                           {0x01, "Connect"},
+                                           {0x04, "Property Get"},
+                                           {0x05, "Authentication Send"},
+                                           {0x06, "Authentication Receive"},
+                                           {0x08, "Disconnect"},
+                                           {0, NULL}};
 
-static const value_string admin_ops[] = {
-    {0x00, "Delete I/O Submission Queue"}, {0x01, "Create I/O Submission Queue"},
-    {0x02, "Get Log Page"}, {0x04, "Delete I/O Completion Queue"},
-    {0x05, "Create I/O Completion Queue"}, {0x06, "Identify"}, {0x08, "Abort"},
-    {0x09, "Set Features"}, {0x0a, "Get Features"}, {0x0c, "Asynchronous Event Request"},
-    {0x0d, "Namespace Management"}, {0x10, "Firmware Commit"},
-    {0x11, "Firmware Image Download"}, {0x14, "Device Self-test"},
-    {0x15, "Namespace Attachment"}, {0x18, "Keep Alive"}, {0x19, "Directive Send"},
-    {0x1a, "Directive Receive"}, {0x80, "Format NVM"}, {0x81, "Security Send"},
-    {0x82, "Security Receive"}, {0x84, "Sanitize"}, {0x86, "Get LBA Status"},
-    {FABRICS_OPC, "Fabrics Command"}, {0, NULL}};
+static const value_string admin_ops[] = {{0x00, "Delete I/O Submission Queue"},
+                                         {0x01, "Create I/O Submission Queue"},
+                                         {0x02, "Get Log Page"},
+                                         {0x04, "Delete I/O Completion Queue"},
+                                         {0x05, "Create I/O Completion Queue"},
+                                         {0x06, "Identify"},
+                                         {0x08, "Abort"},
+                                         {0x09, "Set Features"},
+                                         {0x0a, "Get Features"},
+                                         {0x0c, "Asynchronous Event Request"},
+                                         {0x0d, "Namespace Management"},
+                                         {0x10, "Firmware Commit"},
+                                         {0x11, "Firmware Image Download"},
+                                         {0x14, "Device Self-test"},
+                                         {0x15, "Namespace Attachment"},
+                                         {0x18, "Keep Alive"},
+                                         {0x19, "Directive Send"},
+                                         {0x1a, "Directive Receive"},
+                                         {0x80, "Format NVM"},
+                                         {0x81, "Security Send"},
+                                         {0x82, "Security Receive"},
+                                         {0x84, "Sanitize"},
+                                         {0x86, "Get LBA Status"},
+                                         {FABRICS_OPC, "Fabrics Command"},
+                                         {0, NULL}};
 
-static const value_string io_ops[] = {
-    {0x00, "Flush"}, {0x01, "Write"}, {0x02, "Read"}, {0x04, "Write Uncorrectable"},
-    {0x05, "Compare"}, {0x08, "Write Zeroes"}, {0x09, "Dataset Management"},
-    {0x0c, "Verify"}, {0x0d, "Reservation Register"}, {0x0e, "Reservation Report"},
-    {0x11, "Reservation Acquire"}, {0x15, "Reservation Release"}, {0x19, "Copy"},
-    {FABRICS_OPC, "Fabrics Command"}, {0, NULL}};
+static const value_string io_ops[] = {{0x00, "Flush"},
+                                      {0x01, "Write"},
+                                      {0x02, "Read"},
+                                      {0x04, "Write Uncorrectable"},
+                                      {0x05, "Compare"},
+                                      {0x08, "Write Zeroes"},
+                                      {0x09, "Dataset Management"},
+                                      {0x0c, "Verify"},
+                                      {0x0d, "Reservation Register"},
+                                      {0x0e, "Reservation Report"},
+                                      {0x11, "Reservation Acquire"},
+                                      {0x15, "Reservation Release"},
+                                      {0x19, "Copy"},
+                                      {FABRICS_OPC, "Fabrics Command"},
+                                      {0, NULL}};
 
-static const value_string cns_vals[] = {
-    {0x00, "Namespace"}, {0x01, "Controller"}, {0x02, "Active Namespace ID list"},
-    {0x03, "Namespace Identification Descriptor list"}, {0, NULL}};
+static const value_string cns_vals[] = {{0x00, "Namespace"},
+                                        {0x01, "Controller"},
+                                        {0x02, "Active Namespace ID list"},
+                                        {0x03, "Namespace Identification Descriptor list"},
+                                        {0, NULL}};
 
-static const value_string sgl_type_vals[] = {
-    {0x0, "Data Block"}, {0x1, "Bit Bucket"}, {0x2, "Segment"}, {0x3, "Last Segment"},
-    {0x4, "Keyed Data Block"}, {0x5, "Transport Data Block"}, {0, NULL}};
+static const value_string sgl_type_vals[] = {{0x0, "Data Block"},
+                                             {0x1, "Bit Bucket"},
+                                             {0x2, "Segment"},
+                                             {0x3, "Last Segment"},
+                                             {0x4, "Keyed Data Block"},
+                                             {0x5, "Transport Data Block"},
+                                             {0, NULL}};
 
 static const value_string psdt_vals[] = {
     {0, "PRPs"}, {1, "SGL, MPTR contiguous"}, {2, "SGL, MPTR SGL"}, {3, "Reserved"}, {0, NULL}};
 
-static const value_string sct_vals[] = {
-    {0, "Generic Command Status"}, {1, "Command Specific Status"},
-    {2, "Media and Data Integrity Errors"}, {3, "Path Related Status"},
-    {7, "Vendor Specific"}, {0, NULL}};
+static const value_string sct_vals[] = {{0, "Generic Command Status"},
+                                        {1, "Command Specific Status"},
+                                        {2, "Media and Data Integrity Errors"},
+                                        {3, "Path Related Status"},
+                                        {7, "Vendor Specific"},
+                                        {0, NULL}};
 
 /* Generic Command Status values (Base 2.0 §4.6.1.2.1). */
-static const value_string generic_sc[] = {
-    {0x00, "Successful Completion"}, {0x01, "Invalid Command Opcode"},
-    {0x02, "Invalid Field in Command"}, {0x03, "Command ID Conflict"},
-    {0x04, "Data Transfer Error"}, {0x05, "Commands Aborted due to Power Loss"},
-    {0x06, "Internal Error"}, {0x07, "Command Abort Requested"},
-    {0x08, "Command Aborted due to SQ Deletion"}, {0x0b, "Invalid Namespace or Format"},
-    {0x0d, "Invalid SGL Segment Descriptor"}, {0x0f, "Data SGL Length Invalid"},
-    {0x11, "SGL Descriptor Type Invalid"}, {0x16, "SGL Offset Invalid"},
-    {0x80, "LBA Out of Range"}, {0x81, "Capacity Exceeded"}, {0x82, "Namespace Not Ready"},
-    {0, NULL}};
+static const value_string generic_sc[] = {{0x00, "Successful Completion"},
+                                          {0x01, "Invalid Command Opcode"},
+                                          {0x02, "Invalid Field in Command"},
+                                          {0x03, "Command ID Conflict"},
+                                          {0x04, "Data Transfer Error"},
+                                          {0x05, "Commands Aborted due to Power Loss"},
+                                          {0x06, "Internal Error"},
+                                          {0x07, "Command Abort Requested"},
+                                          {0x08, "Command Aborted due to SQ Deletion"},
+                                          {0x0b, "Invalid Namespace or Format"},
+                                          {0x0d, "Invalid SGL Segment Descriptor"},
+                                          {0x0f, "Data SGL Length Invalid"},
+                                          {0x11, "SGL Descriptor Type Invalid"},
+                                          {0x16, "SGL Offset Invalid"},
+                                          {0x80, "LBA Out of Range"},
+                                          {0x81, "Capacity Exceeded"},
+                                          {0x82, "Namespace Not Ready"},
+                                          {0, NULL}};
 
-static const value_string prop_vals[] = {
-    {0x00, "CAP"}, {0x08, "VS"}, {0x14, "CC"}, {0x1c, "CSTS"}, {0x20, "NSSR"}, {0, NULL}};
+static const value_string prop_vals[] = {{0x00, "CAP"},  {0x08, "VS"},   {0x14, "CC"},
+                                         {0x1c, "CSTS"}, {0x20, "NSSR"}, {0, NULL}};
 
 /* The queue a connection carries: CM private data, else the Connect. */
 static guint16 conn_qid(const iwk_stor *st, gboolean *known) {
@@ -153,8 +196,7 @@ static const char *cmd_name(guint8 opc, guint8 fctype, gboolean admin) {
         return wmem_strdup_printf(wmem_file_scope(), "Fabrics %s",
                                   val_to_str_const(fctype, fctype_vals, "unknown command"));
     return wmem_strdup_printf(wmem_file_scope(), "NVMe %s",
-                              val_to_str_const(opc, admin ? admin_ops : io_ops,
-                                               "unknown command"));
+                              val_to_str_const(opc, admin ? admin_ops : io_ops, "unknown command"));
 }
 
 static void add_sgl(proto_tree *tree, tvbuff_t *tvb, guint off, guint32 *key) {
@@ -169,16 +211,15 @@ static void add_sgl(proto_tree *tree, tvbuff_t *tvb, guint off, guint32 *key) {
         proto_tree_add_item(t, hf_sgl_len, tvb, off + 8, 3, ENC_LITTLE_ENDIAN);
         proto_tree_add_item(t, hf_sgl_key, tvb, off + 11, 4, ENC_LITTLE_ENDIAN);
         *key = tvb_get_letohl(tvb, off + 11);
-        proto_item_append_text(ti, ": Keyed Data Block, %u octets at 0x%" G_GINT64_MODIFIER
-                                   "x, key (STag) 0x%08x%s",
-                               tvb_get_letoh24(tvb, off + 8), tvb_get_letoh64(tvb, off), *key,
-                               sub == 0xF ? ", invalidate" : "");
+        proto_item_append_text(
+            ti, ": Keyed Data Block, %u octets at 0x%" G_GINT64_MODIFIER "x, key (STag) 0x%08x%s",
+            tvb_get_letoh24(tvb, off + 8), tvb_get_letoh64(tvb, off), *key,
+            sub == 0xF ? ", invalidate" : "");
     } else {
         proto_tree_add_item(t, hf_sgl_len, tvb, off + 8, 4, ENC_LITTLE_ENDIAN);
-        proto_item_append_text(ti, ": %s%s, %u octets",
-                               val_to_str_const(type, sgl_type_vals, "Reserved"),
-                               type == 0 && sub == 1 ? " (in-capsule, offset)" : "",
-                               tvb_get_letohl(tvb, off + 8));
+        proto_item_append_text(
+            ti, ": %s%s, %u octets", val_to_str_const(type, sgl_type_vals, "Reserved"),
+            type == 0 && sub == 1 ? " (in-capsule, offset)" : "", tvb_get_letohl(tvb, off + 8));
     }
     proto_tree_add_uint(t, hf_sgl_type, tvb, off + 15, 1, id);
     proto_tree_add_uint(t, hf_sgl_subtype, tvb, off + 15, 1, id);
@@ -219,10 +260,9 @@ static void dissect_cmd(iwk_ulp_ctx *u, tvbuff_t *tvb) {
         proto_tree_add_item(t, hf_cid, tvb, 2, 2, ENC_LITTLE_ENDIAN);
         proto_tree_add_item(t, hf_fctype, tvb, 4, 1, ENC_NA);
     } else {
-        proto_tree_add_uint_format_value(t, hf_opc, tvb, 0, 1, opc, "%s (0x%02x)",
-                                         val_to_str_const(opc, admin ? admin_ops : io_ops,
-                                                          "unknown"),
-                                         opc);
+        proto_tree_add_uint_format_value(
+            t, hf_opc, tvb, 0, 1, opc, "%s (0x%02x)",
+            val_to_str_const(opc, admin ? admin_ops : io_ops, "unknown"), opc);
         proto_tree_add_item(t, hf_fuse, tvb, 1, 1, ENC_NA);
         proto_tree_add_item(t, hf_psdt, tvb, 1, 1, ENC_NA);
         proto_tree_add_item(t, hf_cid, tvb, 2, 2, ENC_LITTLE_ENDIAN);
@@ -255,8 +295,8 @@ static void dissect_cmd(iwk_ulp_ctx *u, tvbuff_t *tvb) {
         default:
             break;
         }
-    } else if (!admin && (opc == 0x01 || opc == 0x02 || opc == 0x05 || opc == 0x08 ||
-                          opc == 0x0c)) {
+    } else if (!admin &&
+               (opc == 0x01 || opc == 0x02 || opc == 0x05 || opc == 0x08 || opc == 0x0c)) {
         proto_tree_add_item(t, hf_slba, tvb, 40, 8, ENC_LITTLE_ENDIAN);
         proto_tree_add_uint(t, hf_nlb, tvb, 48, 2, (tvb_get_letohs(tvb, 48) + 1u));
         proto_item_append_text(ti, ", NSID %u, LBA %" G_GINT64_MODIFIER "u, %u blocks",
@@ -375,109 +415,121 @@ gboolean iwk_nvmeof_pd(tvbuff_t *tvb, guint off, guint len, proto_tree *tree, gb
 
 void proto_register_iwk_nvmeof(void) {
     static hf_register_info hf[] = {
-        {&hf_cm, {"NVMe/RDMA CM private data", "iwk_nvmeof.cm", FT_NONE, BASE_NONE, NULL, 0,
-                  "NVMe over Fabrics 1.1 §7.3.1, in the MPA Request/Reply", HFILL}},
-        {&hf_cm_recfmt, {"RECFMT", "iwk_nvmeof.cm.recfmt", FT_UINT16, BASE_DEC, NULL, 0, NULL,
-                         HFILL}},
+        {&hf_cm,
+         {"NVMe/RDMA CM private data", "iwk_nvmeof.cm", FT_NONE, BASE_NONE, NULL, 0,
+          "NVMe over Fabrics 1.1 §7.3.1, in the MPA Request/Reply", HFILL}},
+        {&hf_cm_recfmt,
+         {"RECFMT", "iwk_nvmeof.cm.recfmt", FT_UINT16, BASE_DEC, NULL, 0, NULL, HFILL}},
         {&hf_cm_qid, {"QID", "iwk_nvmeof.cm.qid", FT_UINT16, BASE_DEC, NULL, 0, NULL, HFILL}},
-        {&hf_cm_hrqsize, {"HRQSIZE", "iwk_nvmeof.cm.hrqsize", FT_UINT16, BASE_DEC, NULL, 0, NULL,
-                          HFILL}},
-        {&hf_cm_hsqsize, {"HSQSIZE", "iwk_nvmeof.cm.hsqsize", FT_UINT16, BASE_DEC, NULL, 0,
-                          "0's based", HFILL}},
-        {&hf_cm_cntlid, {"CNTLID", "iwk_nvmeof.cm.cntlid", FT_UINT16, BASE_HEX, NULL, 0, NULL,
-                         HFILL}},
-        {&hf_cm_crqsize, {"CRQSIZE", "iwk_nvmeof.cm.crqsize", FT_UINT16, BASE_DEC, NULL, 0, NULL,
-                          HFILL}},
-        {&hf_sqe, {"Submission Queue Entry", "iwk_nvmeof.sqe", FT_NONE, BASE_NONE, NULL, 0, NULL,
-                   HFILL}},
+        {&hf_cm_hrqsize,
+         {"HRQSIZE", "iwk_nvmeof.cm.hrqsize", FT_UINT16, BASE_DEC, NULL, 0, NULL, HFILL}},
+        {&hf_cm_hsqsize,
+         {"HSQSIZE", "iwk_nvmeof.cm.hsqsize", FT_UINT16, BASE_DEC, NULL, 0, "0's based", HFILL}},
+        {&hf_cm_cntlid,
+         {"CNTLID", "iwk_nvmeof.cm.cntlid", FT_UINT16, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_cm_crqsize,
+         {"CRQSIZE", "iwk_nvmeof.cm.crqsize", FT_UINT16, BASE_DEC, NULL, 0, NULL, HFILL}},
+        {&hf_sqe,
+         {"Submission Queue Entry", "iwk_nvmeof.sqe", FT_NONE, BASE_NONE, NULL, 0, NULL, HFILL}},
         {&hf_opc, {"Opcode", "iwk_nvmeof.opc", FT_UINT8, BASE_HEX, NULL, 0, NULL, HFILL}},
-        {&hf_fctype, {"Fabrics Command Type", "iwk_nvmeof.fctype", FT_UINT8, BASE_HEX,
-                      VALS(fctype_vals), 0, NULL, HFILL}},
-        {&hf_fuse, {"Fused Operation", "iwk_nvmeof.fuse", FT_UINT8, BASE_DEC, NULL, 0x03, NULL,
-                    HFILL}},
-        {&hf_psdt, {"PRP or SGL", "iwk_nvmeof.psdt", FT_UINT8, BASE_DEC, VALS(psdt_vals), 0xC0,
-                    NULL, HFILL}},
-        {&hf_cid, {"Command Identifier", "iwk_nvmeof.cid", FT_UINT16, BASE_HEX, NULL, 0, NULL,
-                   HFILL}},
-        {&hf_nsid, {"Namespace ID", "iwk_nvmeof.nsid", FT_UINT32, BASE_DEC, NULL, 0, NULL,
-                    HFILL}},
-        {&hf_sgl, {"SGL Descriptor 1", "iwk_nvmeof.sgl", FT_NONE, BASE_NONE, NULL, 0, NULL,
-                   HFILL}},
-        {&hf_sgl_addr, {"Address", "iwk_nvmeof.sgl.addr", FT_UINT64, BASE_HEX, NULL, 0, NULL,
-                        HFILL}},
-        {&hf_sgl_len, {"Length", "iwk_nvmeof.sgl.length", FT_UINT32, BASE_DEC, NULL, 0, NULL,
-                       HFILL}},
-        {&hf_sgl_key, {"Key (STag)", "iwk_nvmeof.sgl.key", FT_UINT32, BASE_HEX, NULL, 0,
-                       "The STag of the host buffer the target's RDMA operations use", HFILL}},
-        {&hf_sgl_type, {"Descriptor Type", "iwk_nvmeof.sgl.type", FT_UINT8, BASE_HEX,
-                        VALS(sgl_type_vals), 0xF0, NULL, HFILL}},
-        {&hf_sgl_subtype, {"Descriptor Sub Type", "iwk_nvmeof.sgl.subtype", FT_UINT8, BASE_HEX,
-                           NULL, 0x0F, NULL, HFILL}},
-        {&hf_cdw, {"Command Dword", "iwk_nvmeof.cdw", FT_UINT32, BASE_HEX, NULL, 0, NULL,
-                   HFILL}},
-        {&hf_slba, {"Starting LBA", "iwk_nvmeof.slba", FT_UINT64, BASE_DEC, NULL, 0, NULL,
-                    HFILL}},
-        {&hf_nlb, {"Number of Logical Blocks", "iwk_nvmeof.nlb", FT_UINT32, BASE_DEC, NULL, 0,
-                   "NLB + 1 (the field is 0's based)", HFILL}},
-        {&hf_cns, {"CNS", "iwk_nvmeof.cns", FT_UINT8, BASE_HEX, VALS(cns_vals), 0, NULL,
-                   HFILL}},
-        {&hf_prop_attrib, {"Property size", "iwk_nvmeof.prop.attrib", FT_UINT8, BASE_DEC, NULL,
-                           0x07, "0: 4 octets, 1: 8 octets", HFILL}},
-        {&hf_prop_offset, {"Property offset", "iwk_nvmeof.prop.offset", FT_UINT32, BASE_HEX,
-                           VALS(prop_vals), 0, NULL, HFILL}},
-        {&hf_prop_value, {"Property value", "iwk_nvmeof.prop.value", FT_UINT64, BASE_HEX, NULL,
-                          0, NULL, HFILL}},
-        {&hf_conn_recfmt, {"RECFMT", "iwk_nvmeof.connect.recfmt", FT_UINT16, BASE_DEC, NULL, 0,
-                           NULL, HFILL}},
-        {&hf_conn_qid, {"QID", "iwk_nvmeof.connect.qid", FT_UINT16, BASE_DEC, NULL, 0, NULL,
-                        HFILL}},
-        {&hf_conn_sqsize, {"SQSIZE", "iwk_nvmeof.connect.sqsize", FT_UINT16, BASE_DEC, NULL, 0,
-                           "0's based", HFILL}},
-        {&hf_conn_kato, {"Keep Alive Timeout", "iwk_nvmeof.connect.kato", FT_UINT32, BASE_DEC,
-                         NULL, 0, "milliseconds", HFILL}},
-        {&hf_conn_hostid, {"Host Identifier", "iwk_nvmeof.connect.hostid", FT_BYTES, BASE_NONE,
-                           NULL, 0, NULL, HFILL}},
-        {&hf_conn_cntlid, {"Controller ID", "iwk_nvmeof.connect.cntlid", FT_UINT16, BASE_HEX,
-                           NULL, 0, NULL, HFILL}},
-        {&hf_conn_subnqn, {"Subsystem NQN", "iwk_nvmeof.connect.subnqn", FT_STRINGZPAD,
-                           BASE_NONE, NULL, 0, NULL, HFILL}},
-        {&hf_conn_hostnqn, {"Host NQN", "iwk_nvmeof.connect.hostnqn", FT_STRINGZPAD, BASE_NONE,
-                            NULL, 0, NULL, HFILL}},
-        {&hf_incapsule, {"In-capsule data", "iwk_nvmeof.incapsule_data", FT_BYTES, BASE_NONE,
-                         NULL, 0, NULL, HFILL}},
-        {&hf_cqe, {"Completion Queue Entry", "iwk_nvmeof.cqe", FT_NONE, BASE_NONE, NULL, 0, NULL,
-                   HFILL}},
-        {&hf_cqe_dw0, {"DW0", "iwk_nvmeof.cqe.dw0", FT_UINT32, BASE_HEX, NULL, 0,
-                       "Command specific (Connect: CNTLID; Property Get: value)", HFILL}},
+        {&hf_fctype,
+         {"Fabrics Command Type", "iwk_nvmeof.fctype", FT_UINT8, BASE_HEX, VALS(fctype_vals), 0,
+          NULL, HFILL}},
+        {&hf_fuse,
+         {"Fused Operation", "iwk_nvmeof.fuse", FT_UINT8, BASE_DEC, NULL, 0x03, NULL, HFILL}},
+        {&hf_psdt,
+         {"PRP or SGL", "iwk_nvmeof.psdt", FT_UINT8, BASE_DEC, VALS(psdt_vals), 0xC0, NULL, HFILL}},
+        {&hf_cid,
+         {"Command Identifier", "iwk_nvmeof.cid", FT_UINT16, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_nsid, {"Namespace ID", "iwk_nvmeof.nsid", FT_UINT32, BASE_DEC, NULL, 0, NULL, HFILL}},
+        {&hf_sgl, {"SGL Descriptor 1", "iwk_nvmeof.sgl", FT_NONE, BASE_NONE, NULL, 0, NULL, HFILL}},
+        {&hf_sgl_addr,
+         {"Address", "iwk_nvmeof.sgl.addr", FT_UINT64, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_sgl_len,
+         {"Length", "iwk_nvmeof.sgl.length", FT_UINT32, BASE_DEC, NULL, 0, NULL, HFILL}},
+        {&hf_sgl_key,
+         {"Key (STag)", "iwk_nvmeof.sgl.key", FT_UINT32, BASE_HEX, NULL, 0,
+          "The STag of the host buffer the target's RDMA operations use", HFILL}},
+        {&hf_sgl_type,
+         {"Descriptor Type", "iwk_nvmeof.sgl.type", FT_UINT8, BASE_HEX, VALS(sgl_type_vals), 0xF0,
+          NULL, HFILL}},
+        {&hf_sgl_subtype,
+         {"Descriptor Sub Type", "iwk_nvmeof.sgl.subtype", FT_UINT8, BASE_HEX, NULL, 0x0F, NULL,
+          HFILL}},
+        {&hf_cdw, {"Command Dword", "iwk_nvmeof.cdw", FT_UINT32, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_slba, {"Starting LBA", "iwk_nvmeof.slba", FT_UINT64, BASE_DEC, NULL, 0, NULL, HFILL}},
+        {&hf_nlb,
+         {"Number of Logical Blocks", "iwk_nvmeof.nlb", FT_UINT32, BASE_DEC, NULL, 0,
+          "NLB + 1 (the field is 0's based)", HFILL}},
+        {&hf_cns, {"CNS", "iwk_nvmeof.cns", FT_UINT8, BASE_HEX, VALS(cns_vals), 0, NULL, HFILL}},
+        {&hf_prop_attrib,
+         {"Property size", "iwk_nvmeof.prop.attrib", FT_UINT8, BASE_DEC, NULL, 0x07,
+          "0: 4 octets, 1: 8 octets", HFILL}},
+        {&hf_prop_offset,
+         {"Property offset", "iwk_nvmeof.prop.offset", FT_UINT32, BASE_HEX, VALS(prop_vals), 0,
+          NULL, HFILL}},
+        {&hf_prop_value,
+         {"Property value", "iwk_nvmeof.prop.value", FT_UINT64, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_conn_recfmt,
+         {"RECFMT", "iwk_nvmeof.connect.recfmt", FT_UINT16, BASE_DEC, NULL, 0, NULL, HFILL}},
+        {&hf_conn_qid,
+         {"QID", "iwk_nvmeof.connect.qid", FT_UINT16, BASE_DEC, NULL, 0, NULL, HFILL}},
+        {&hf_conn_sqsize,
+         {"SQSIZE", "iwk_nvmeof.connect.sqsize", FT_UINT16, BASE_DEC, NULL, 0, "0's based", HFILL}},
+        {&hf_conn_kato,
+         {"Keep Alive Timeout", "iwk_nvmeof.connect.kato", FT_UINT32, BASE_DEC, NULL, 0,
+          "milliseconds", HFILL}},
+        {&hf_conn_hostid,
+         {"Host Identifier", "iwk_nvmeof.connect.hostid", FT_BYTES, BASE_NONE, NULL, 0, NULL,
+          HFILL}},
+        {&hf_conn_cntlid,
+         {"Controller ID", "iwk_nvmeof.connect.cntlid", FT_UINT16, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_conn_subnqn,
+         {"Subsystem NQN", "iwk_nvmeof.connect.subnqn", FT_STRINGZPAD, BASE_NONE, NULL, 0, NULL,
+          HFILL}},
+        {&hf_conn_hostnqn,
+         {"Host NQN", "iwk_nvmeof.connect.hostnqn", FT_STRINGZPAD, BASE_NONE, NULL, 0, NULL,
+          HFILL}},
+        {&hf_incapsule,
+         {"In-capsule data", "iwk_nvmeof.incapsule_data", FT_BYTES, BASE_NONE, NULL, 0, NULL,
+          HFILL}},
+        {&hf_cqe,
+         {"Completion Queue Entry", "iwk_nvmeof.cqe", FT_NONE, BASE_NONE, NULL, 0, NULL, HFILL}},
+        {&hf_cqe_dw0,
+         {"DW0", "iwk_nvmeof.cqe.dw0", FT_UINT32, BASE_HEX, NULL, 0,
+          "Command specific (Connect: CNTLID; Property Get: value)", HFILL}},
         {&hf_cqe_dw1, {"DW1", "iwk_nvmeof.cqe.dw1", FT_UINT32, BASE_HEX, NULL, 0, NULL, HFILL}},
-        {&hf_cqe_sqhd, {"SQ Head Pointer", "iwk_nvmeof.cqe.sqhd", FT_UINT16, BASE_DEC, NULL, 0,
-                        NULL, HFILL}},
-        {&hf_cqe_sqid, {"SQ Identifier", "iwk_nvmeof.cqe.sqid", FT_UINT16, BASE_DEC, NULL, 0,
-                        NULL, HFILL}},
-        {&hf_cqe_cid, {"Command Identifier", "iwk_nvmeof.cqe.cid", FT_UINT16, BASE_HEX, NULL, 0,
-                       NULL, HFILL}},
-        {&hf_cqe_status, {"Status", "iwk_nvmeof.cqe.status", FT_UINT16, BASE_HEX, NULL, 0, NULL,
-                          HFILL}},
-        {&hf_cqe_sc, {"Status Code", "iwk_nvmeof.cqe.sc", FT_UINT16, BASE_HEX, NULL, 0x01FE, NULL,
-                      HFILL}},
-        {&hf_cqe_sct, {"Status Code Type", "iwk_nvmeof.cqe.sct", FT_UINT16, BASE_DEC,
-                       VALS(sct_vals), 0x0E00, NULL, HFILL}},
-        {&hf_cqe_dnr, {"Do Not Retry", "iwk_nvmeof.cqe.dnr", FT_BOOLEAN, 16, NULL, 0x8000, NULL,
-                       HFILL}},
-        {&hf_qid, {"Queue (QID)", "iwk_nvmeof.qid", FT_UINT16, BASE_DEC, NULL, 0,
-                   "From the CM private data or the Connect command of this connection", HFILL}},
+        {&hf_cqe_sqhd,
+         {"SQ Head Pointer", "iwk_nvmeof.cqe.sqhd", FT_UINT16, BASE_DEC, NULL, 0, NULL, HFILL}},
+        {&hf_cqe_sqid,
+         {"SQ Identifier", "iwk_nvmeof.cqe.sqid", FT_UINT16, BASE_DEC, NULL, 0, NULL, HFILL}},
+        {&hf_cqe_cid,
+         {"Command Identifier", "iwk_nvmeof.cqe.cid", FT_UINT16, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_cqe_status,
+         {"Status", "iwk_nvmeof.cqe.status", FT_UINT16, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_cqe_sc,
+         {"Status Code", "iwk_nvmeof.cqe.sc", FT_UINT16, BASE_HEX, NULL, 0x01FE, NULL, HFILL}},
+        {&hf_cqe_sct,
+         {"Status Code Type", "iwk_nvmeof.cqe.sct", FT_UINT16, BASE_DEC, VALS(sct_vals), 0x0E00,
+          NULL, HFILL}},
+        {&hf_cqe_dnr,
+         {"Do Not Retry", "iwk_nvmeof.cqe.dnr", FT_BOOLEAN, 16, NULL, 0x8000, NULL, HFILL}},
+        {&hf_qid,
+         {"Queue (QID)", "iwk_nvmeof.qid", FT_UINT16, BASE_DEC, NULL, 0,
+          "From the CM private data or the Connect command of this connection", HFILL}},
     };
     static gint *ett[] = {&ett_nvme, &ett_sgl, &ett_cm, &ett_status};
     static ei_register_info ei[] = {
-        {&ei_error, {"iwk_nvmeof.status_error", PI_RESPONSE_CODE, PI_NOTE,
-                     "NVMe command completed with an error status", EXPFILL}},
-        {&ei_short, {"iwk_nvmeof.short_capsule", PI_MALFORMED, PI_ERROR,
-                     "Capsule shorter than a Submission/Completion Queue Entry", EXPFILL}},
+        {&ei_error,
+         {"iwk_nvmeof.status_error", PI_RESPONSE_CODE, PI_NOTE,
+          "NVMe command completed with an error status", EXPFILL}},
+        {&ei_short,
+         {"iwk_nvmeof.short_capsule", PI_MALFORMED, PI_ERROR,
+          "Capsule shorter than a Submission/Completion Queue Entry", EXPFILL}},
     };
     proto_iwk_nvmeof = proto_register_protocol("NVMe over Fabrics, RDMA transport (iwarpkit)",
                                                "NVMe/RDMA (iWARP)", "iwk_nvmeof");
     proto_register_field_array(proto_iwk_nvmeof, hf, array_length(hf));
     proto_register_subtree_array(ett, array_length(ett));
-    expert_register_field_array(expert_register_protocol(proto_iwk_nvmeof), ei,
-                                array_length(ei));
+    expert_register_field_array(expert_register_protocol(proto_iwk_nvmeof), ei, array_length(ei));
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* packet-iwarpkit-rdmap.c
  * DDP (RFC 5041) and RDMAP (RFC 5040, RFC 7306) over one MPA ULPDU. Part of
  * the iwarpkit Wireshark plugin.
@@ -134,36 +135,34 @@ static expert_field ei_not_tracked = EI_INIT;
 
 static reassembly_table iwk_reassembly_table;
 
-static const fragment_items iwk_frag_items = {
-    &ett_fragment,
-    &ett_fragments,
-    &hf_fragments,
-    &hf_fragment,
-    &hf_fragment_overlap,
-    &hf_fragment_overlap_conflicts,
-    &hf_fragment_multiple_tails,
-    &hf_fragment_too_long,
-    &hf_fragment_error,
-    &hf_fragment_count,
-    &hf_reassembled_in,
-    &hf_reassembled_length,
-    &hf_reassembled_data,
-    "iWARP message fragments"};
+static const fragment_items iwk_frag_items = {&ett_fragment,
+                                              &ett_fragments,
+                                              &hf_fragments,
+                                              &hf_fragment,
+                                              &hf_fragment_overlap,
+                                              &hf_fragment_overlap_conflicts,
+                                              &hf_fragment_multiple_tails,
+                                              &hf_fragment_too_long,
+                                              &hf_fragment_error,
+                                              &hf_fragment_count,
+                                              &hf_reassembled_in,
+                                              &hf_reassembled_length,
+                                              &hf_reassembled_data,
+                                              "iWARP message fragments"};
 
 static const value_string layer_vals[] = {{0, "RDMAP"}, {1, "DDP"}, {2, "LLP (MPA)"}, {0, NULL}};
 static const value_string aop_vals[] = {
-    {IW_ATOMIC_FETCH_ADD, "FetchAdd"}, {1, "Reserved"}, {IW_ATOMIC_CMP_SWAP, "CmpSwap"},
-    {0, NULL}};
+    {IW_ATOMIC_FETCH_ADD, "FetchAdd"}, {1, "Reserved"}, {IW_ATOMIC_CMP_SWAP, "CmpSwap"}, {0, NULL}};
 
 /* First-pass results for one DDP segment, keyed by its FPDU's sequence
  * number (proto_iwk_rdmap's per-frame data). */
 typedef struct iwk_seg {
-    iwk_req *req;        /* request this segment is, or answers */
+    iwk_req *req; /* request this segment is, or answers */
     gboolean is_resp;
-    guint32 reasm_id;    /* 0: not reassembled */
+    guint32 reasm_id; /* 0: not reassembled */
     guint32 reasm_off;
     iw_shadow_result shadow; /* the stateful verdict and notes */
-    guint32 answers;     /* Terminate: the frame of the segment its copied DDP header names */
+    guint32 answers;         /* Terminate: the frame of the segment its copied DDP header names */
 } iwk_seg;
 
 /* A DDP segment's identity, as a Terminate's copied header names it
@@ -224,7 +223,7 @@ typedef struct iwk_tmsg {
     guint64 start_to;
     guint64 next_to;
     guint32 id;
-    iwk_req *req;        /* Read Response: the request it answers */
+    iwk_req *req; /* Read Response: the request it answers */
 } iwk_tmsg;
 
 /* ---------------- header fields from decoded values ---------------- */
@@ -233,9 +232,8 @@ typedef struct iwk_tmsg {
  * carries (RFC 5040 §4.8); the copies get their own filter names
  * (iwk_rdmap.term.ddp.*, .term.rdmap.*, .term.rreq.*) so that a filter on
  * a real header never matches a Terminate that quotes one. */
-static int hf_tddp_ctrl = -1, hf_tddp_t = -1, hf_tddp_l = -1, hf_tddp_rsvd = -1,
-           hf_tddp_dv = -1, hf_tddp_stag = -1, hf_tddp_to = -1, hf_tddp_qn = -1,
-           hf_tddp_msn = -1, hf_tddp_mo = -1;
+static int hf_tddp_ctrl = -1, hf_tddp_t = -1, hf_tddp_l = -1, hf_tddp_rsvd = -1, hf_tddp_dv = -1,
+           hf_tddp_stag = -1, hf_tddp_to = -1, hf_tddp_qn = -1, hf_tddp_msn = -1, hf_tddp_mo = -1;
 static int hf_tctrl = -1, hf_trv = -1, hf_trsv = -1, hf_topcode = -1;
 static int hf_tsink_stag = -1, hf_tsink_to = -1, hf_tread_size = -1, hf_tsrc_stag = -1,
            hf_tsrc_to = -1;
@@ -250,9 +248,8 @@ typedef struct {
     int *sink_stag, *sink_to, *read_size, *src_stag, *src_to;
 } rreq_hfs;
 
-static const ddp_hfs ddp_own = {&hf_ddp_ctrl, &hf_ddp_t,  &hf_ddp_l,  &hf_ddp_rsvd,
-                                &hf_ddp_dv,   &hf_ddp_stag, &hf_ddp_to, &hf_ddp_qn,
-                                &hf_ddp_msn,  &hf_ddp_mo};
+static const ddp_hfs ddp_own = {&hf_ddp_ctrl, &hf_ddp_t,  &hf_ddp_l,  &hf_ddp_rsvd, &hf_ddp_dv,
+                                &hf_ddp_stag, &hf_ddp_to, &hf_ddp_qn, &hf_ddp_msn,  &hf_ddp_mo};
 static const ddp_hfs ddp_copy = {&hf_tddp_ctrl, &hf_tddp_t,    &hf_tddp_l,  &hf_tddp_rsvd,
                                  &hf_tddp_dv,   &hf_tddp_stag, &hf_tddp_to, &hf_tddp_qn,
                                  &hf_tddp_msn,  &hf_tddp_mo};
@@ -286,8 +283,8 @@ static proto_item *add_ddp_hdr(proto_tree *tree, tvbuff_t *tvb, guint off, const
     if (h->tagged) {
         proto_tree_add_uint(dt, *f->stag, tvb, off + 2, 4, h->stag);
         proto_tree_add_uint64(dt, *f->to, tvb, off + 6, 8, h->to);
-        proto_item_append_text(di, ", Tagged, STag 0x%08x, TO 0x%" G_GINT64_MODIFIER "x%s",
-                               h->stag, h->to, h->last ? ", Last" : "");
+        proto_item_append_text(di, ", Tagged, STag 0x%08x, TO 0x%" G_GINT64_MODIFIER "x%s", h->stag,
+                               h->to, h->last ? ", Last" : "");
     } else {
         proto_tree_add_uint(dt, *f->qn, tvb, off + 6, 4, h->qn);
         proto_tree_add_uint(dt, *f->msn, tvb, off + 10, 4, h->msn);
@@ -329,9 +326,9 @@ static void add_term(proto_tree *tree, tvbuff_t *tvb, guint off, const iw_rdmap_
     proto_tree_add_uint(tt, hf_term_layer, tvb, off, 1, t->layer);
     proto_tree_add_uint(tt, hf_term_etype, tvb, off, 1, t->etype);
     proto_tree_add_uint(tt, hf_term_ecode, tvb, off + 1, 1, t->ecode);
-    proto_item *xi = proto_tree_add_uint_format_value(tt, hf_term_triple, tvb, off, 2, triple,
-                                                      "%u/%u/0x%02x %s", t->layer, t->etype,
-                                                      t->ecode, iw_term_str(triple));
+    proto_item *xi =
+        proto_tree_add_uint_format_value(tt, hf_term_triple, tvb, off, 2, triple, "%u/%u/0x%02x %s",
+                                         t->layer, t->etype, t->ecode, iw_term_str(triple));
     proto_item_set_generated(xi);
     guint8 bits = (guint8)((t->m ? 0x80 : 0) | (t->d ? 0x40 : 0) | (t->r ? 0x20 : 0));
     proto_tree_add_boolean(tt, hf_term_m, tvb, off + 2, 1, bits);
@@ -365,8 +362,7 @@ static void add_term(proto_tree *tree, tvbuff_t *tvb, guint off, const iw_rdmap_
         o += 2;
     }
     if (t->d && t->ddp_raw_len) {
-        proto_item *di = add_ddp_hdr(tt, tvb, o, &t->ddp, hf_term_ddp_hdr, ett_term_ddp,
-                                      &ddp_copy);
+        proto_item *di = add_ddp_hdr(tt, tvb, o, &t->ddp, hf_term_ddp_hdr, ett_term_ddp, &ddp_copy);
         proto_tree *dt = proto_item_get_subtree(di);
         add_rdmap_ctrl(dt, tvb, o + 1, t->ddp.rsvd_ulp, &ctrl_copy);
         proto_item_append_text(di, " (%s)",
@@ -379,8 +375,8 @@ static void add_term(proto_tree *tree, tvbuff_t *tvb, guint off, const iw_rdmap_
 
 static void add_atomic_req(proto_tree *tree, tvbuff_t *tvb, guint off,
                            const iw_rdmap_atomic_req *a) {
-    proto_item *ai = proto_tree_add_item(tree, hf_atomic, tvb, off, IW_RDMAP_ATOMIC_REQ_LEN,
-                                         ENC_NA);
+    proto_item *ai =
+        proto_tree_add_item(tree, hf_atomic, tvb, off, IW_RDMAP_ATOMIC_REQ_LEN, ENC_NA);
     proto_tree *at = proto_item_add_subtree(ai, ett_atomic);
     proto_tree_add_uint(at, hf_atomic_rsvd, tvb, off, 4, a->rsvd);
     proto_tree_add_uint(at, hf_atomic_aop, tvb, off, 4, a->aopcode);
@@ -396,8 +392,8 @@ static void add_atomic_req(proto_tree *tree, tvbuff_t *tvb, guint off,
 /* ---------------- first-pass tracking ---------------- */
 
 static gboolean opcode_has_payload(guint8 op) {
-    return op == IW_OP_WRITE || op == IW_OP_READ_RESP || op == IW_OP_SEND ||
-           op == IW_OP_SEND_INV || op == IW_OP_SEND_SE || op == IW_OP_SEND_SE_INV;
+    return op == IW_OP_WRITE || op == IW_OP_READ_RESP || op == IW_OP_SEND || op == IW_OP_SEND_INV ||
+           op == IW_OP_SEND_SE || op == IW_OP_SEND_SE_INV;
 }
 
 /* Message grouping for reassembly only (no verdicts: the shadow's). A
@@ -610,8 +606,8 @@ static void dissect_payload(tvbuff_t *seg_tvb, guint off, packet_info *pinfo, pr
         fragment_head *fh =
             fragment_add_check(&iwk_reassembly_table, ptvb, 0, pinfo, s->reasm_id, NULL,
                                s->reasm_off, (guint32)m->payload_len, !m->ddp.last);
-        tvbuff_t *whole = process_reassembled_data(ptvb, 0, pinfo, "Reassembled iWARP message",
-                                                   fh, &iwk_frag_items, NULL, tree);
+        tvbuff_t *whole = process_reassembled_data(ptvb, 0, pinfo, "Reassembled iWARP message", fh,
+                                                   &iwk_frag_items, NULL, tree);
         pinfo->fragmented = save;
         if (m->ddp.tagged) {
             /* Tagged data is placed segment by segment (RFC 5041 §3): as the
@@ -671,8 +667,7 @@ static void as_proto(packet_info *pinfo, int proto) {
     pinfo->current_proto = proto_get_protocol_short_name(find_protocol_by_id(proto));
 }
 
-static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
-                          iwk_fpdu_ctx *ctx);
+static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_fpdu_ctx *ctx);
 
 /* The ULPDU goes through two dissector handles, DDP's then RDMAP's, so
  * that frame.protocols lists iwk_mpa:iwk_ddp:iwk_rdmap (call_dissector
@@ -700,8 +695,7 @@ void iwk_dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
     call_dissector_only(iwk_ddp_handle, tvb, pinfo, tree, ctx);
 }
 
-static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
-                          iwk_fpdu_ctx *ctx) {
+static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_fpdu_ctx *ctx) {
     static const guint8 zero = 0;
     guint len = tvb_reported_length(tvb);
     const guint8 *p = len ? tvb_get_ptr(tvb, 0, len) : &zero;
@@ -764,7 +758,8 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         switch (m.opcode) {
         case IW_OP_READ_REQ:
             add_read_req(rt, tvb, hl, &m.u.read_req, hf_rreq, &rreq_own);
-            wmem_strbuf_append_printf(info, " sink=0x%08x@0x%" G_GINT64_MODIFIER
+            wmem_strbuf_append_printf(info,
+                                      " sink=0x%08x@0x%" G_GINT64_MODIFIER
                                       "x src=0x%08x@0x%" G_GINT64_MODIFIER "x size=%u",
                                       m.u.read_req.sink_stag, m.u.read_req.sink_to,
                                       m.u.read_req.src_stag, m.u.read_req.src_to,
@@ -782,15 +777,14 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
             break;
         case IW_OP_ATOMIC_REQ:
             add_atomic_req(rt, tvb, hl, &m.u.atomic_req);
-            wmem_strbuf_append_printf(info, " %s id=%u STag=0x%08x TO=0x%" G_GINT64_MODIFIER "x",
-                                      val_to_str_const(m.u.atomic_req.aopcode, aop_vals,
-                                                       "Unassigned"),
-                                      m.u.atomic_req.req_id, m.u.atomic_req.stag,
-                                      m.u.atomic_req.to);
+            wmem_strbuf_append_printf(
+                info, " %s id=%u STag=0x%08x TO=0x%" G_GINT64_MODIFIER "x",
+                val_to_str_const(m.u.atomic_req.aopcode, aop_vals, "Unassigned"),
+                m.u.atomic_req.req_id, m.u.atomic_req.stag, m.u.atomic_req.to);
             break;
         case IW_OP_ATOMIC_RESP: {
-            proto_item *ai = proto_tree_add_item(rt, hf_atomic, tvb, hl, IW_RDMAP_ATOMIC_RESP_LEN,
-                                                 ENC_NA);
+            proto_item *ai =
+                proto_tree_add_item(rt, hf_atomic, tvb, hl, IW_RDMAP_ATOMIC_RESP_LEN, ENC_NA);
             proto_tree *at = proto_item_add_subtree(ai, ett_atomic);
             proto_tree_add_uint(at, hf_atomic_req_id, tvb, hl, 4, m.u.atomic_resp.req_id);
             proto_tree_add_uint64(at, hf_atomic_orig, tvb, hl + 4, 8, m.u.atomic_resp.orig);
@@ -840,8 +834,8 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         /* The shadow's verdict: what a receiver with this conversation's
          * state must answer (libiwarp, as the engine does). */
         const iw_shadow_result *sr = &s->shadow;
-        gboolean ddp_layer = sr->verdict.kind == IW_VERDICT_TERM &&
-                             iw_term_layer(sr->verdict.term) == 0x1;
+        gboolean ddp_layer =
+            sr->verdict.kind == IW_VERDICT_TERM && iw_term_layer(sr->verdict.term) == 0x1;
         if (sr->verdict.kind == IW_VERDICT_TERM) {
             proto_tree *vt = ddp_layer ? dt : rt;
             proto_item *vi = proto_tree_add_uint(vt, hf_verdict, tvb, 0, 0, sr->verdict.term);
@@ -920,7 +914,6 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
             iwk_ulp_offer(tvb_new_subset_length(tvb, len, 0), pinfo, tree, &ri2, ctx, &m, 0);
         }
     }
-
 }
 
 /* ---------------- registration ---------------- */
@@ -928,19 +921,17 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 void proto_register_iwk_rdmap(void) {
     static hf_register_info hf_ddp[] = {
         {&hf_ddp_ctrl, {"DDP Control", "iwk_ddp.ctrl", FT_UINT8, BASE_HEX, NULL, 0, NULL, HFILL}},
-        {&hf_ddp_t,
-         {"Tagged (T)", "iwk_ddp.t", FT_BOOLEAN, 8, NULL, IW_DDP_CTRL_T, NULL, HFILL}},
+        {&hf_ddp_t, {"Tagged (T)", "iwk_ddp.t", FT_BOOLEAN, 8, NULL, IW_DDP_CTRL_T, NULL, HFILL}},
         {&hf_ddp_l, {"Last (L)", "iwk_ddp.l", FT_BOOLEAN, 8, NULL, IW_DDP_CTRL_L, NULL, HFILL}},
         {&hf_ddp_rsvd,
          {"Reserved", "iwk_ddp.rsvd", FT_UINT8, BASE_HEX, NULL, IW_DDP_CTRL_RSVD, NULL, HFILL}},
         {&hf_ddp_dv,
-         {"DDP Version (DV)", "iwk_ddp.dv", FT_UINT8, BASE_DEC, NULL, IW_DDP_CTRL_DV, NULL,
-          HFILL}},
+         {"DDP Version (DV)", "iwk_ddp.dv", FT_UINT8, BASE_DEC, NULL, IW_DDP_CTRL_DV, NULL, HFILL}},
         {&hf_ddp_stag, {"STag", "iwk_ddp.stag", FT_UINT32, BASE_HEX, NULL, 0, NULL, HFILL}},
         {&hf_ddp_to,
          {"Tagged Offset (TO)", "iwk_ddp.to", FT_UINT64, BASE_HEX, NULL, 0, NULL, HFILL}},
-        {&hf_ddp_qn, {"Queue Number (QN)", "iwk_ddp.qn", FT_UINT32, BASE_DEC, NULL, 0, NULL,
-                      HFILL}},
+        {&hf_ddp_qn,
+         {"Queue Number (QN)", "iwk_ddp.qn", FT_UINT32, BASE_DEC, NULL, 0, NULL, HFILL}},
         {&hf_ddp_msn,
          {"Message Sequence Number (MSN)", "iwk_ddp.msn", FT_UINT32, BASE_DEC, NULL, 0, NULL,
           HFILL}},
@@ -975,8 +966,8 @@ void proto_register_iwk_rdmap(void) {
          {"Data Sink Tagged Offset", "iwk_rdmap.sink_to", FT_UINT64, BASE_HEX, NULL, 0, NULL,
           HFILL}},
         {&hf_read_size,
-         {"RDMA Read Message Size", "iwk_rdmap.read_size", FT_UINT32,
-          BASE_DEC | BASE_UNIT_STRING, &units_byte_bytes, 0, NULL, HFILL}},
+         {"RDMA Read Message Size", "iwk_rdmap.read_size", FT_UINT32, BASE_DEC | BASE_UNIT_STRING,
+          &units_byte_bytes, 0, NULL, HFILL}},
         {&hf_src_stag,
          {"Data Source STag", "iwk_rdmap.src_stag", FT_UINT32, BASE_HEX, NULL, 0, NULL, HFILL}},
         {&hf_src_to,
@@ -1001,8 +992,7 @@ void proto_register_iwk_rdmap(void) {
          {"Tagged Offset (TO)", "iwk_rdmap.term.ddp.to", FT_UINT64, BASE_HEX, NULL, 0, NULL,
           HFILL}},
         {&hf_tddp_qn,
-         {"Queue Number (QN)", "iwk_rdmap.term.ddp.qn", FT_UINT32, BASE_DEC, NULL, 0, NULL,
-          HFILL}},
+         {"Queue Number (QN)", "iwk_rdmap.term.ddp.qn", FT_UINT32, BASE_DEC, NULL, 0, NULL, HFILL}},
         {&hf_tddp_msn,
          {"Message Sequence Number (MSN)", "iwk_rdmap.term.ddp.msn", FT_UINT32, BASE_DEC, NULL, 0,
           NULL, HFILL}},
@@ -1010,14 +1000,13 @@ void proto_register_iwk_rdmap(void) {
          {"Message Offset (MO)", "iwk_rdmap.term.ddp.mo", FT_UINT32, BASE_DEC, NULL, 0, NULL,
           HFILL}},
         {&hf_tctrl,
-         {"RDMAP Control", "iwk_rdmap.term.rdmap.ctrl", FT_UINT8, BASE_HEX, NULL, 0, NULL,
-          HFILL}},
+         {"RDMAP Control", "iwk_rdmap.term.rdmap.ctrl", FT_UINT8, BASE_HEX, NULL, 0, NULL, HFILL}},
         {&hf_trv,
          {"RDMAP Version (RV)", "iwk_rdmap.term.rdmap.rv", FT_UINT8, BASE_DEC, NULL,
           IW_RDMAP_CTRL_RV, NULL, HFILL}},
         {&hf_trsv,
-         {"Reserved", "iwk_rdmap.term.rdmap.rsv", FT_UINT8, BASE_HEX, NULL, IW_RDMAP_CTRL_RSV,
-          NULL, HFILL}},
+         {"Reserved", "iwk_rdmap.term.rdmap.rsv", FT_UINT8, BASE_HEX, NULL, IW_RDMAP_CTRL_RSV, NULL,
+          HFILL}},
         {&hf_topcode,
          {"OpCode", "iwk_rdmap.term.rdmap.opcode", FT_UINT8, BASE_HEX, VALS(iwk_opcode_vals),
           IW_RDMAP_CTRL_OPCODE, "The opcode of the message the Terminate is about", HFILL}},
@@ -1043,7 +1032,8 @@ void proto_register_iwk_rdmap(void) {
          {"Answers segment in", "iwk_rdmap.term.answers", FT_FRAMENUM, BASE_NONE,
           FRAMENUM_TYPE(FT_FRAMENUM_REQUEST), 0,
           "The frame of the segment whose DDP header this Terminate copies (RFC 5040 §4.8), "
-          "the latest the other side sent with that header", HFILL}},
+          "the latest the other side sent with that header",
+          HFILL}},
         {&hf_term_layer,
          {"Layer", "iwk_rdmap.term.layer", FT_UINT8, BASE_DEC, VALS(layer_vals), 0, NULL, HFILL}},
         {&hf_term_etype,
@@ -1059,8 +1049,7 @@ void proto_register_iwk_rdmap(void) {
         {&hf_term_d,
          {"DDP header included (D)", "iwk_rdmap.term.d", FT_BOOLEAN, 8, NULL, 0x40, NULL, HFILL}},
         {&hf_term_r,
-         {"RDMAP header included (R)", "iwk_rdmap.term.r", FT_BOOLEAN, 8, NULL, 0x20, NULL,
-          HFILL}},
+         {"RDMAP header included (R)", "iwk_rdmap.term.r", FT_BOOLEAN, 8, NULL, 0x20, NULL, HFILL}},
         {&hf_term_rsvd,
          {"Reserved", "iwk_rdmap.term.rsvd", FT_UINT16, BASE_HEX, NULL, 0, NULL, HFILL}},
         {&hf_term_seg_len,
@@ -1081,8 +1070,8 @@ void proto_register_iwk_rdmap(void) {
         {&hf_atomic_rsvd,
          {"Reserved", "iwk_rdmap.atomic.rsvd", FT_UINT32, BASE_HEX, NULL, 0, NULL, HFILL}},
         {&hf_atomic_aop,
-         {"Atomic OpCode", "iwk_rdmap.atomic.aopcode", FT_UINT8, BASE_HEX, VALS(aop_vals), 0,
-          NULL, HFILL}},
+         {"Atomic OpCode", "iwk_rdmap.atomic.aopcode", FT_UINT8, BASE_HEX, VALS(aop_vals), 0, NULL,
+          HFILL}},
         {&hf_atomic_req_id,
          {"Request Identifier", "iwk_rdmap.atomic.req_id", FT_UINT32, BASE_DEC, NULL, 0, NULL,
           HFILL}},
@@ -1095,30 +1084,28 @@ void proto_register_iwk_rdmap(void) {
          {"Add or Swap Data", "iwk_rdmap.atomic.add_swap", FT_UINT64, BASE_HEX, NULL, 0, NULL,
           HFILL}},
         {&hf_atomic_add_swap_mask,
-         {"Add or Swap Mask", "iwk_rdmap.atomic.add_swap_mask", FT_UINT64, BASE_HEX, NULL, 0,
-          NULL, HFILL}},
+         {"Add or Swap Mask", "iwk_rdmap.atomic.add_swap_mask", FT_UINT64, BASE_HEX, NULL, 0, NULL,
+          HFILL}},
         {&hf_atomic_compare,
          {"Compare Data", "iwk_rdmap.atomic.compare", FT_UINT64, BASE_HEX, NULL, 0, NULL, HFILL}},
         {&hf_atomic_compare_mask,
          {"Compare Mask", "iwk_rdmap.atomic.compare_mask", FT_UINT64, BASE_HEX, NULL, 0, NULL,
           HFILL}},
         {&hf_atomic_orig,
-         {"Original Remote Data Value", "iwk_rdmap.atomic.orig_value", FT_UINT64, BASE_HEX, NULL,
-          0, NULL, HFILL}},
+         {"Original Remote Data Value", "iwk_rdmap.atomic.orig_value", FT_UINT64, BASE_HEX, NULL, 0,
+          NULL, HFILL}},
         {&hf_verdict,
          {"Shadow verdict", "iwk_rdmap.verdict", FT_UINT16, BASE_HEX, VALS(iwk_term_vals), 0,
           "The Terminate an RFC-conformant receiver must send for this segment", HFILL}},
         {&hf_shadow_rule,
-         {"Stateful rule", "iwk_rdmap.shadow.rule", FT_UINT8, BASE_DEC,
-          VALS(iwk_shadow_rule_vals), 0,
-          "Which receive-side rule the shadow verdict comes from (libiwarp iw_shadow)", HFILL}},
+         {"Stateful rule", "iwk_rdmap.shadow.rule", FT_UINT8, BASE_DEC, VALS(iwk_shadow_rule_vals),
+          0, "Which receive-side rule the shadow verdict comes from (libiwarp iw_shadow)", HFILL}},
         {&hf_shadow_ref,
          {"Stateful verdict refers to", "iwk_rdmap.shadow.ref", FT_FRAMENUM, BASE_NONE, NULL, 0,
           "The earlier frame the verdict rests on: the request, the Send with Invalidate", HFILL}},
         {&hf_shadow_assumes,
          {"Stateful verdict assumes", "iwk_rdmap.shadow.assumes", FT_STRING, BASE_NONE, NULL, 0,
-          "What the verdict rests on that a capture cannot show (iw_shadow_result.assume)",
-          HFILL}},
+          "What the verdict rests on that a capture cannot show (iw_shadow_result.assume)", HFILL}},
         {&hf_rtr,
          {"RFC 6581 RTR", "iwk_rdmap.rtr", FT_BOOLEAN, BASE_NONE, NULL, 0,
           "This message is the initiator's Ready-To-Receive after a peer-to-peer startup", HFILL}},
@@ -1137,8 +1124,7 @@ void proto_register_iwk_rdmap(void) {
         {&hf_fragments,
          {"Message fragments", "iwk_rdmap.fragments", FT_NONE, BASE_NONE, NULL, 0, NULL, HFILL}},
         {&hf_fragment,
-         {"Message fragment", "iwk_rdmap.fragment", FT_FRAMENUM, BASE_NONE, NULL, 0, NULL,
-          HFILL}},
+         {"Message fragment", "iwk_rdmap.fragment", FT_FRAMENUM, BASE_NONE, NULL, 0, NULL, HFILL}},
         {&hf_fragment_overlap,
          {"Fragment overlap", "iwk_rdmap.fragment.overlap", FT_BOOLEAN, BASE_NONE, NULL, 0, NULL,
           HFILL}},
@@ -1149,34 +1135,32 @@ void proto_register_iwk_rdmap(void) {
          {"Multiple tail fragments", "iwk_rdmap.fragment.multiple_tails", FT_BOOLEAN, BASE_NONE,
           NULL, 0, NULL, HFILL}},
         {&hf_fragment_too_long,
-         {"Fragment too long", "iwk_rdmap.fragment.too_long", FT_BOOLEAN, BASE_NONE, NULL, 0,
-          NULL, HFILL}},
+         {"Fragment too long", "iwk_rdmap.fragment.too_long", FT_BOOLEAN, BASE_NONE, NULL, 0, NULL,
+          HFILL}},
         {&hf_fragment_error,
          {"Reassembly error", "iwk_rdmap.fragment.error", FT_FRAMENUM, BASE_NONE, NULL, 0, NULL,
           HFILL}},
         {&hf_fragment_count,
-         {"Fragment count", "iwk_rdmap.fragment.count", FT_UINT32, BASE_DEC, NULL, 0, NULL,
-          HFILL}},
+         {"Fragment count", "iwk_rdmap.fragment.count", FT_UINT32, BASE_DEC, NULL, 0, NULL, HFILL}},
         {&hf_reassembled_in,
          {"Reassembled in", "iwk_rdmap.reassembled_in", FT_FRAMENUM, BASE_NONE, NULL, 0, NULL,
           HFILL}},
         {&hf_reassembled_length,
-         {"Reassembled length", "iwk_rdmap.reassembled.length", FT_UINT32, BASE_DEC, NULL, 0,
-          NULL, HFILL}},
+         {"Reassembled length", "iwk_rdmap.reassembled.length", FT_UINT32, BASE_DEC, NULL, 0, NULL,
+          HFILL}},
         {&hf_reassembled_data,
          {"Reassembled data", "iwk_rdmap.reassembled.data", FT_BYTES, BASE_NONE, NULL, 0, NULL,
           HFILL}},
     };
-    static gint *ett[] = {&ett_ddp,      &ett_ddp_ctrl, &ett_rdmap,     &ett_rdmap_ctrl,
-                          &ett_rreq,     &ett_term,     &ett_term_ddp,  &ett_term_rdma,
-                          &ett_atomic,   &ett_fragment, &ett_fragments};
+    static gint *ett[] = {&ett_ddp,    &ett_ddp_ctrl, &ett_rdmap,    &ett_rdmap_ctrl,
+                          &ett_rreq,   &ett_term,     &ett_term_ddp, &ett_term_rdma,
+                          &ett_atomic, &ett_fragment, &ett_fragments};
     static ei_register_info ei[] = {
         {&ei_terminate,
          {"iwk_rdmap.terminate", PI_RESPONSE_CODE, PI_NOTE, "Terminate received", EXPFILL}},
         {&ei_not_tracked,
          {"iwk_rdmap.not_tracked", PI_CHECKSUM, PI_NOTE,
-          "FPDU failed its CRC or marker check: decoded for display, not delivered",
-          EXPFILL}},
+          "FPDU failed its CRC or marker check: decoded for display, not delivered", EXPFILL}},
     };
 
     proto_iwk_ddp = proto_register_protocol("iWARP DDP (iwarpkit): Direct Data Placement, RFC 5041",

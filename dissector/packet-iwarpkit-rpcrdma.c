@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* packet-iwarpkit-rpcrdma.c
  * RPC-over-RDMA v1 (RFC 8166) and its NFS binding (RFC 8267) on iWARP:
  * what the plugin adds to Wireshark's own rpcordma/RPC/NFS dissectors.
@@ -42,7 +43,6 @@
 
 #include <epan/prefs.h>
 #include <epan/proto_data.h>
-
 
 static int proto_iwk_rpcrdma = -1;
 static int hf_cm = -1;
@@ -208,37 +208,83 @@ static gboolean parse_hdr(tvbuff_t *tvb, rr_hdr *h) {
 /* ---------------- NFS operation names ---------------- */
 
 static const value_string nfs3_procs[] = {
-    {0, "NULL"},     {1, "GETATTR"},  {2, "SETATTR"},   {3, "LOOKUP"},       {4, "ACCESS"},
-    {5, "READLINK"}, {6, "READ"},     {7, "WRITE"},     {8, "CREATE"},       {9, "MKDIR"},
-    {10, "SYMLINK"}, {11, "MKNOD"},   {12, "REMOVE"},   {13, "RMDIR"},       {14, "RENAME"},
-    {15, "LINK"},    {16, "READDIR"}, {17, "READDIRPLUS"}, {18, "FSSTAT"},   {19, "FSINFO"},
-    {20, "PATHCONF"}, {21, "COMMIT"}, {0, NULL}};
+    {0, "NULL"},      {1, "GETATTR"},      {2, "SETATTR"},  {3, "LOOKUP"},
+    {4, "ACCESS"},    {5, "READLINK"},     {6, "READ"},     {7, "WRITE"},
+    {8, "CREATE"},    {9, "MKDIR"},        {10, "SYMLINK"}, {11, "MKNOD"},
+    {12, "REMOVE"},   {13, "RMDIR"},       {14, "RENAME"},  {15, "LINK"},
+    {16, "READDIR"},  {17, "READDIRPLUS"}, {18, "FSSTAT"},  {19, "FSINFO"},
+    {20, "PATHCONF"}, {21, "COMMIT"},      {0, NULL}};
 
-static const value_string nfs4_ops[] = {
-    {3, "ACCESS"},        {4, "CLOSE"},          {5, "COMMIT"},
-    {6, "CREATE"},        {7, "DELEGPURGE"},     {8, "DELEGRETURN"},
-    {9, "GETATTR"},       {10, "GETFH"},         {11, "LINK"},
-    {12, "LOCK"},         {13, "LOCKT"},         {14, "LOCKU"},
-    {15, "LOOKUP"},       {16, "LOOKUPP"},       {17, "NVERIFY"},
-    {18, "OPEN"},         {19, "OPENATTR"},      {20, "OPEN_CONFIRM"},
-    {21, "OPEN_DOWNGRADE"}, {22, "PUTFH"},       {23, "PUTPUBFH"},
-    {24, "PUTROOTFH"},    {25, "READ"},          {26, "READDIR"},
-    {27, "READLINK"},     {28, "REMOVE"},        {29, "RENAME"},
-    {30, "RENEW"},        {31, "RESTOREFH"},     {32, "SAVEFH"},
-    {33, "SECINFO"},      {34, "SETATTR"},       {35, "SETCLIENTID"},
-    {36, "SETCLIENTID_CONFIRM"}, {37, "VERIFY"}, {38, "WRITE"},
-    {39, "RELEASE_LOCKOWNER"}, {40, "BACKCHANNEL_CTL"}, {41, "BIND_CONN_TO_SESSION"},
-    {42, "EXCHANGE_ID"},  {43, "CREATE_SESSION"}, {44, "DESTROY_SESSION"},
-    {45, "FREE_STATEID"}, {46, "GET_DIR_DELEGATION"}, {47, "GETDEVICEINFO"},
-    {48, "GETDEVICELIST"}, {49, "LAYOUTCOMMIT"}, {50, "LAYOUTGET"},
-    {51, "LAYOUTRETURN"}, {52, "SECINFO_NO_NAME"}, {53, "SEQUENCE"},
-    {54, "SET_SSV"},      {55, "TEST_STATEID"},  {56, "WANT_DELEGATION"},
-    {57, "DESTROY_CLIENTID"}, {58, "RECLAIM_COMPLETE"}, {59, "ALLOCATE"},
-    {60, "COPY"},         {61, "COPY_NOTIFY"},   {62, "DEALLOCATE"},
-    {63, "IO_ADVISE"},    {64, "LAYOUTERROR"},   {65, "LAYOUTSTATS"},
-    {66, "OFFLOAD_CANCEL"}, {67, "OFFLOAD_STATUS"}, {68, "READ_PLUS"},
-    {69, "SEEK"},         {70, "WRITE_SAME"},    {71, "CLONE"},
-    {0, NULL}};
+static const value_string nfs4_ops[] = {{3, "ACCESS"},
+                                        {4, "CLOSE"},
+                                        {5, "COMMIT"},
+                                        {6, "CREATE"},
+                                        {7, "DELEGPURGE"},
+                                        {8, "DELEGRETURN"},
+                                        {9, "GETATTR"},
+                                        {10, "GETFH"},
+                                        {11, "LINK"},
+                                        {12, "LOCK"},
+                                        {13, "LOCKT"},
+                                        {14, "LOCKU"},
+                                        {15, "LOOKUP"},
+                                        {16, "LOOKUPP"},
+                                        {17, "NVERIFY"},
+                                        {18, "OPEN"},
+                                        {19, "OPENATTR"},
+                                        {20, "OPEN_CONFIRM"},
+                                        {21, "OPEN_DOWNGRADE"},
+                                        {22, "PUTFH"},
+                                        {23, "PUTPUBFH"},
+                                        {24, "PUTROOTFH"},
+                                        {25, "READ"},
+                                        {26, "READDIR"},
+                                        {27, "READLINK"},
+                                        {28, "REMOVE"},
+                                        {29, "RENAME"},
+                                        {30, "RENEW"},
+                                        {31, "RESTOREFH"},
+                                        {32, "SAVEFH"},
+                                        {33, "SECINFO"},
+                                        {34, "SETATTR"},
+                                        {35, "SETCLIENTID"},
+                                        {36, "SETCLIENTID_CONFIRM"},
+                                        {37, "VERIFY"},
+                                        {38, "WRITE"},
+                                        {39, "RELEASE_LOCKOWNER"},
+                                        {40, "BACKCHANNEL_CTL"},
+                                        {41, "BIND_CONN_TO_SESSION"},
+                                        {42, "EXCHANGE_ID"},
+                                        {43, "CREATE_SESSION"},
+                                        {44, "DESTROY_SESSION"},
+                                        {45, "FREE_STATEID"},
+                                        {46, "GET_DIR_DELEGATION"},
+                                        {47, "GETDEVICEINFO"},
+                                        {48, "GETDEVICELIST"},
+                                        {49, "LAYOUTCOMMIT"},
+                                        {50, "LAYOUTGET"},
+                                        {51, "LAYOUTRETURN"},
+                                        {52, "SECINFO_NO_NAME"},
+                                        {53, "SEQUENCE"},
+                                        {54, "SET_SSV"},
+                                        {55, "TEST_STATEID"},
+                                        {56, "WANT_DELEGATION"},
+                                        {57, "DESTROY_CLIENTID"},
+                                        {58, "RECLAIM_COMPLETE"},
+                                        {59, "ALLOCATE"},
+                                        {60, "COPY"},
+                                        {61, "COPY_NOTIFY"},
+                                        {62, "DEALLOCATE"},
+                                        {63, "IO_ADVISE"},
+                                        {64, "LAYOUTERROR"},
+                                        {65, "LAYOUTSTATS"},
+                                        {66, "OFFLOAD_CANCEL"},
+                                        {67, "OFFLOAD_STATUS"},
+                                        {68, "READ_PLUS"},
+                                        {69, "SEEK"},
+                                        {70, "WRITE_SAME"},
+                                        {71, "CLONE"},
+                                        {0, NULL}};
 
 /* The operation a COMPOUND is about: the first one that is not SEQUENCE,
  * a file handle operation or GETATTR (RFC 8881 §18: their arguments have a
@@ -292,8 +338,7 @@ static const char *call_name(tvbuff_t *tvb, guint off, guint end) {
         guint32 minor = rd32(&m);
         guint32 op = nfs4_main_op(&r);
         return wmem_strdup_printf(wmem_file_scope(), "NFSv4.%u %s", minor,
-                                  op ? val_to_str_const(op, nfs4_ops, "unknown op")
-                                     : "COMPOUND");
+                                  op ? val_to_str_const(op, nfs4_ops, "unknown op") : "COMPOUND");
     }
     return wmem_strdup_printf(wmem_file_scope(), "RPC %u v%u proc %u", prog, vers, proc);
 }
@@ -372,8 +417,8 @@ static rebuilt_t *rebuild(iwk_ulp_ctx *u, tvbuff_t *tvb, const rr_hdr *h) {
     for (guint c = 0; c < h->n_wchunks; c++) {
         for (guint i = 0; i < h->wseg_n[c]; i++) {
             const rr_seg *s = &h->wseg[c][i];
-            chunk_buf *cb = (chunk_buf *)wmem_map_lookup(u->st->chunks,
-                                                         GUINT_TO_POINTER(s->handle));
+            chunk_buf *cb =
+                (chunk_buf *)wmem_map_lookup(u->st->chunks, GUINT_TO_POINTER(s->handle));
             if (!cb || s->length > cb->len || cb->filled < s->length)
                 return NULL;
             if (!s->length)
@@ -420,8 +465,8 @@ static rebuilt_t *rebuild(iwk_ulp_ctx *u, tvbuff_t *tvb, const rr_hdr *h) {
         guint32 clen = 0;
         for (guint i = 0; i < h->wseg_n[c]; i++) {
             const rr_seg *s = &h->wseg[c][i];
-            chunk_buf *cb = (chunk_buf *)wmem_map_lookup(u->st->chunks,
-                                                         GUINT_TO_POINTER(s->handle));
+            chunk_buf *cb =
+                (chunk_buf *)wmem_map_lookup(u->st->chunks, GUINT_TO_POINTER(s->handle));
             if (s->length)
                 memcpy(buf + o, cb->data, s->length);
             o += s->length;
@@ -442,9 +487,10 @@ static rebuilt_t *rebuild(iwk_ulp_ctx *u, tvbuff_t *tvb, const rr_hdr *h) {
  * message, whose write list is empty). */
 static void show_rebuilt(iwk_ulp_ctx *u, tvbuff_t *tvb, const rebuilt_t *rb) {
     proto_item *ti = proto_tree_add_item(u->tree, proto_iwk_rpcrdma, tvb, 0, -1, ENC_NA);
-    proto_item_append_text(ti, ": reply rebuilt with its write-chunk data (%u octets from the "
-                               "RDMA Writes in frames %u-%u); RPC-over-RDMA below decodes the "
-                               "rebuilt message",
+    proto_item_append_text(ti,
+                           ": reply rebuilt with its write-chunk data (%u octets from the "
+                           "RDMA Writes in frames %u-%u); RPC-over-RDMA below decodes the "
+                           "rebuilt message",
                            rb->data_len, rb->first_frame, rb->last_frame);
     proto_tree *t = proto_item_add_subtree(ti, ett_rebuilt);
     proto_item *pi = proto_tree_add_uint(t, hf_rebuilt_len, tvb, 0, 0, rb->data_len);
@@ -472,10 +518,10 @@ void iwk_rpcrdma_send(iwk_ulp_ctx *u, tvbuff_t *tvb) {
         guint64 d = (guint)u->fctx->d;
         iwk_cmd *cmd = NULL;
         if ((h.proc == RDMA_NOMSG && h.n_read) || (has_msg && mtype == 0)) {
-            cmd = iwk_cmd_start(u, (d << 32) | h.xid,
-                                has_msg ? call_name(tvb, h.hdr_len, end)
-                                        : "RPC call (in read chunk)",
-                                wmem_strdup_printf(u->pinfo->pool, "XID 0x%08x", h.xid));
+            cmd =
+                iwk_cmd_start(u, (d << 32) | h.xid,
+                              has_msg ? call_name(tvb, h.hdr_len, end) : "RPC call (in read chunk)",
+                              wmem_strdup_printf(u->pinfo->pool, "XID 0x%08x", h.xid));
             /* Every chunk segment's handle is an STag the peer's RDMA
              * Reads (read list) or Writes (write list, reply chunk) use. */
             for (guint i = 0; i < h.n_read; i++)
@@ -497,15 +543,15 @@ void iwk_rpcrdma_send(iwk_ulp_ctx *u, tvbuff_t *tvb) {
             if (pref_rebuild && has_msg && mtype == 1 && h.n_wchunks) {
                 rebuilt_t *rb = rebuild(u, tvb, &h);
                 if (rb)
-                    p_add_proto_data(wmem_file_scope(), u->pinfo, proto_iwk_rpcrdma,
-                                     u->fctx->seq, rb);
+                    p_add_proto_data(wmem_file_scope(), u->pinfo, proto_iwk_rpcrdma, u->fctx->seq,
+                                     rb);
             }
         }
     } else if (!u->first_pass) {
         iwk_link_message(u, tvb, NULL, 0);
     }
-    rebuilt_t *rb = (rebuilt_t *)p_get_proto_data(wmem_file_scope(), u->pinfo, proto_iwk_rpcrdma,
-                                                  u->fctx->seq);
+    rebuilt_t *rb =
+        (rebuilt_t *)p_get_proto_data(wmem_file_scope(), u->pinfo, proto_iwk_rpcrdma, u->fctx->seq);
     if (rb)
         show_rebuilt(u, tvb, rb);
     else
@@ -536,12 +582,11 @@ void proto_register_iwk_rpcrdma(void) {
         {&hf_cm,
          {"RPC-over-RDMA CM private data", "iwk_rpcrdma.cm", FT_NONE, BASE_NONE, NULL, 0,
           "RFC 8797 §5.1, in the MPA Request/Reply", HFILL}},
-        {&hf_cm_magic, {"Magic", "iwk_rpcrdma.cm.magic", FT_UINT32, BASE_HEX, NULL, 0, NULL,
-                        HFILL}},
-        {&hf_cm_version, {"Version", "iwk_rpcrdma.cm.version", FT_UINT8, BASE_DEC, NULL, 0, NULL,
-                          HFILL}},
-        {&hf_cm_flags, {"Flags", "iwk_rpcrdma.cm.flags", FT_UINT8, BASE_HEX, NULL, 0, NULL,
-                        HFILL}},
+        {&hf_cm_magic,
+         {"Magic", "iwk_rpcrdma.cm.magic", FT_UINT32, BASE_HEX, NULL, 0, NULL, HFILL}},
+        {&hf_cm_version,
+         {"Version", "iwk_rpcrdma.cm.version", FT_UINT8, BASE_DEC, NULL, 0, NULL, HFILL}},
+        {&hf_cm_flags, {"Flags", "iwk_rpcrdma.cm.flags", FT_UINT8, BASE_HEX, NULL, 0, NULL, HFILL}},
         {&hf_cm_inv,
          {"Remote Invalidation", "iwk_rpcrdma.cm.remote_invalidation", FT_BOOLEAN, 8, NULL, 0x01,
           NULL, HFILL}},
@@ -555,8 +600,8 @@ void proto_register_iwk_rpcrdma(void) {
          {"Write-chunk data put back", "iwk_rpcrdma.rebuilt.length", FT_UINT32,
           BASE_DEC | BASE_UNIT_STRING, &units_byte_bytes, 0, NULL, HFILL}},
         {&hf_rebuilt_first,
-         {"From RDMA Write in", "iwk_rpcrdma.rebuilt.first", FT_FRAMENUM, BASE_NONE, NULL, 0,
-          NULL, HFILL}},
+         {"From RDMA Write in", "iwk_rpcrdma.rebuilt.first", FT_FRAMENUM, BASE_NONE, NULL, 0, NULL,
+          HFILL}},
         {&hf_rebuilt_last,
          {"To RDMA Write in", "iwk_rpcrdma.rebuilt.last", FT_FRAMENUM, BASE_NONE, NULL, 0, NULL,
           HFILL}},
@@ -565,8 +610,8 @@ void proto_register_iwk_rpcrdma(void) {
           "The reply's write list as sent (the rebuilt message carries an empty one)", HFILL}},
     };
     static gint *ett[] = {&ett_cm, &ett_rebuilt};
-    proto_iwk_rpcrdma = proto_register_protocol("RPC-over-RDMA chunks (iwarpkit)",
-                                                "iWARP-RPCoRDMA", "iwk_rpcrdma");
+    proto_iwk_rpcrdma =
+        proto_register_protocol("RPC-over-RDMA chunks (iwarpkit)", "iWARP-RPCoRDMA", "iwk_rpcrdma");
     proto_register_field_array(proto_iwk_rpcrdma, hf, array_length(hf));
     proto_register_subtree_array(ett, array_length(ett));
     module_t *mod = prefs_register_protocol(proto_iwk_rpcrdma, NULL);

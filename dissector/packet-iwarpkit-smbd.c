@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* packet-iwarpkit-smbd.c
  * SMB Direct (MS-SMBD) over iWARP: SMB2 commands as storage commands. Part
  * of the iwarpkit Wireshark plugin.
@@ -19,18 +20,30 @@
 
 #include "packet-iwarpkit-storage.h"
 
-#define SMBD_DATA_HDR 24    /* MS-SMBD 2.2.3: header up to the padding */
+#define SMBD_DATA_HDR 24 /* MS-SMBD 2.2.3: header up to the padding */
 #define SMB2_HDR 64
 #define SMB2_STATUS_PENDING 0x00000103u
 
-static const value_string smb2_cmds[] = {
-    {0x00, "NEGOTIATE"},       {0x01, "SESSION_SETUP"}, {0x02, "LOGOFF"},
-    {0x03, "TREE_CONNECT"},    {0x04, "TREE_DISCONNECT"}, {0x05, "CREATE"},
-    {0x06, "CLOSE"},           {0x07, "FLUSH"},         {0x08, "READ"},
-    {0x09, "WRITE"},           {0x0a, "LOCK"},          {0x0b, "IOCTL"},
-    {0x0c, "CANCEL"},          {0x0d, "ECHO"},          {0x0e, "QUERY_DIRECTORY"},
-    {0x0f, "CHANGE_NOTIFY"},   {0x10, "QUERY_INFO"},    {0x11, "SET_INFO"},
-    {0x12, "OPLOCK_BREAK"},    {0, NULL}};
+static const value_string smb2_cmds[] = {{0x00, "NEGOTIATE"},
+                                         {0x01, "SESSION_SETUP"},
+                                         {0x02, "LOGOFF"},
+                                         {0x03, "TREE_CONNECT"},
+                                         {0x04, "TREE_DISCONNECT"},
+                                         {0x05, "CREATE"},
+                                         {0x06, "CLOSE"},
+                                         {0x07, "FLUSH"},
+                                         {0x08, "READ"},
+                                         {0x09, "WRITE"},
+                                         {0x0a, "LOCK"},
+                                         {0x0b, "IOCTL"},
+                                         {0x0c, "CANCEL"},
+                                         {0x0d, "ECHO"},
+                                         {0x0e, "QUERY_DIRECTORY"},
+                                         {0x0f, "CHANGE_NOTIFY"},
+                                         {0x10, "QUERY_INFO"},
+                                         {0x11, "SET_INFO"},
+                                         {0x12, "OPLOCK_BREAK"},
+                                         {0, NULL}};
 
 /* READ and WRITE requests: Channel and the channel info's offset/length
  * (MS-SMB2 2.2.19, 2.2.21), relative to the SMB2 header. */
@@ -68,11 +81,11 @@ void iwk_smbd_send(iwk_ulp_ctx *u, tvbuff_t *tvb) {
             guint64 mid = tvb_get_letoh64(tvb, h + 24);
             iwk_cmd *c = NULL;
             if (!(flags & 1) && u->from_initiator) {
-                c = iwk_cmd_start(u, mid,
-                                  wmem_strdup_printf(wmem_file_scope(), "SMB2 %s",
-                                                     val_to_str_const(command, smb2_cmds, "?")),
-                                  wmem_strdup_printf(u->pinfo->pool, "MessageId %" G_GINT64_MODIFIER "u",
-                                                     mid));
+                c = iwk_cmd_start(
+                    u, mid,
+                    wmem_strdup_printf(wmem_file_scope(), "SMB2 %s",
+                                       val_to_str_const(command, smb2_cmds, "?")),
+                    wmem_strdup_printf(u->pinfo->pool, "MessageId %" G_GINT64_MODIFIER "u", mid));
                 if (command == 0x08 || command == 0x09)
                     channel_stags(u, c, tvb, h, end, command);
                 if (!cmd)

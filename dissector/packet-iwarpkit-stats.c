@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Statistics for the iwarpkit plugin: a stats_tree over the "iwk" tap,
  * one tap record per DDP segment. tshark: -z iwk,tree; Wireshark:
  * Statistics > iWARP (iwarpkit).
@@ -23,8 +24,7 @@ static const char *const st_name_segments = "Segments by opcode";
 static const char *const st_name_bytes = "Payload octets by opcode";
 static const char *const st_name_qps = "Segments by stream (tcp.stream)";
 static const char *const st_name_qp_bytes = "Payload octets by stream (tcp.stream)";
-static const char *const st_name_verdicts =
-    "Terminate verdicts (iwk_rdmap.verdict)";
+static const char *const st_name_verdicts = "Terminate verdicts (iwk_rdmap.verdict)";
 static const char *const st_name_mpa_verdicts = "CRC or marker failures (MPA)";
 
 /* Every percentage is of its parent's count in the same unit: segments

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* packet-iwarpkit-storage.c
  * Storage ULPs over iWARP: which ULP a connection carries, the storage
  * commands of a capture and every frame that belongs to one. Part of the
@@ -58,21 +59,17 @@ static GHashTable *saved_handles; /* port -> the handle the port had before us *
 static guint32 cmd_count;
 
 const value_string iwk_ulp_vals[] = {
-    {IWK_ULP_NONE, "unknown"},
-    {IWK_ULP_RPCRDMA, "RPC-over-RDMA (NFS)"},
-    {IWK_ULP_ISER, "iSER (iSCSI)"},
-    {IWK_ULP_NVMEOF, "NVMe/RDMA"},
-    {IWK_ULP_SMBD, "SMB Direct"},
-    {0, NULL}};
+    {IWK_ULP_NONE, "unknown"},      {IWK_ULP_RPCRDMA, "RPC-over-RDMA (NFS)"},
+    {IWK_ULP_ISER, "iSER (iSCSI)"}, {IWK_ULP_NVMEOF, "NVMe/RDMA"},
+    {IWK_ULP_SMBD, "SMB Direct"},   {0, NULL}};
 
-static const value_string role_vals[] = {
-    {IWK_ROLE_CMD, "command"},
-    {IWK_ROLE_DATA, "data (RDMA Write or Read Response)"},
-    {IWK_ROLE_READ_REQ, "RDMA Read Request for its data"},
-    {IWK_ROLE_RSP, "completion"},
-    {IWK_ROLE_CMD_FRAG, "command (segment of)"},
-    {IWK_ROLE_RSP_FRAG, "completion (segment of)"},
-    {0, NULL}};
+static const value_string role_vals[] = {{IWK_ROLE_CMD, "command"},
+                                         {IWK_ROLE_DATA, "data (RDMA Write or Read Response)"},
+                                         {IWK_ROLE_READ_REQ, "RDMA Read Request for its data"},
+                                         {IWK_ROLE_RSP, "completion"},
+                                         {IWK_ROLE_CMD_FRAG, "command (segment of)"},
+                                         {IWK_ROLE_RSP_FRAG, "completion (segment of)"},
+                                         {0, NULL}};
 
 /* Per-message record, keyed by the FPDU's sequence number. */
 typedef struct iwk_link {
@@ -215,8 +212,7 @@ static void show_link(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const
     }
     if (cmd->rsp_frame && cmd->has_status) {
         pi = proto_tree_add_uint_format_value(t, hf_status, tvb, 0, 0, cmd->status, "0x%x (%s)",
-                                              cmd->status,
-                                              cmd->status_str ? cmd->status_str : "?");
+                                              cmd->status, cmd->status_str ? cmd->status_str : "?");
         proto_item_set_generated(pi);
     }
     if (l->role == IWK_ROLE_DATA || l->role == IWK_ROLE_READ_REQ)
@@ -305,8 +301,7 @@ static void offer_tagged(iwk_ulp_ctx *u, tvbuff_t *tvb) {
 static void offer_read_req(iwk_ulp_ctx *u, tvbuff_t *tvb) {
     iwk_cmd *cmd = NULL;
     if (u->first_pass && u->m->has_hdr) {
-        cmd = (iwk_cmd *)wmem_map_lookup(u->st->stags,
-                                         GUINT_TO_POINTER(u->m->u.read_req.src_stag));
+        cmd = (iwk_cmd *)wmem_map_lookup(u->st->stags, GUINT_TO_POINTER(u->m->u.read_req.src_stag));
         if (cmd)
             wmem_map_insert(u->st->sinks, GUINT_TO_POINTER(u->m->u.read_req.sink_stag), cmd);
     }
@@ -457,14 +452,14 @@ void proto_register_iwk_storage(void) {
           "Number of the storage command this frame belongs to (filter on it to see all its "
           "frames)",
           HFILL}},
-        {&hf_ulp, {"ULP", "iwk_storage.ulp", FT_UINT8, BASE_DEC, VALS(iwk_ulp_vals), 0, NULL,
-                   HFILL}},
+        {&hf_ulp,
+         {"ULP", "iwk_storage.ulp", FT_UINT8, BASE_DEC, VALS(iwk_ulp_vals), 0, NULL, HFILL}},
         {&hf_op, {"Operation", "iwk_storage.op", FT_STRING, BASE_NONE, NULL, 0, NULL, HFILL}},
         {&hf_id,
          {"ULP identifier", "iwk_storage.ulp_id", FT_STRING, BASE_NONE, NULL, 0,
           "XID, ITT or queue and command identifier", HFILL}},
-        {&hf_role, {"This frame", "iwk_storage.role", FT_UINT8, BASE_DEC, VALS(role_vals), 0,
-                    NULL, HFILL}},
+        {&hf_role,
+         {"This frame", "iwk_storage.role", FT_UINT8, BASE_DEC, VALS(role_vals), 0, NULL, HFILL}},
         {&hf_cmd_in,
          {"Command in", "iwk_storage.cmd_in", FT_FRAMENUM, BASE_NONE,
           FRAMENUM_TYPE(FT_FRAMENUM_REQUEST), 0, NULL, HFILL}},
@@ -484,8 +479,7 @@ void proto_register_iwk_storage(void) {
          {"Data moved by RDMA", "iwk_storage.data_bytes", FT_UINT64, BASE_DEC | BASE_UNIT_STRING,
           &units_byte_bytes, 0, NULL, HFILL}},
         {&hf_nseg,
-         {"Data segments", "iwk_storage.data_segments", FT_UINT32, BASE_DEC, NULL, 0, NULL,
-          HFILL}},
+         {"Data segments", "iwk_storage.data_segments", FT_UINT32, BASE_DEC, NULL, 0, NULL, HFILL}},
         {&hf_stag,
          {"Advertised STag", "iwk_storage.stag", FT_UINT32, BASE_HEX, NULL, 0,
           "STag the command names for its data (chunk segment, iSER STag, keyed SGL)", HFILL}},
@@ -494,8 +488,8 @@ void proto_register_iwk_storage(void) {
           "ULP status of the completion", HFILL}},
     };
     static gint *ett[] = {&ett_storage};
-    proto_iwk_storage = proto_register_protocol("Storage over iWARP (iwarpkit)", "iWARP-Storage",
-                                                "iwk_storage");
+    proto_iwk_storage =
+        proto_register_protocol("Storage over iWARP (iwarpkit)", "iWARP-Storage", "iwk_storage");
     proto_register_field_array(proto_iwk_storage, hf, array_length(hf));
     proto_register_subtree_array(ett, array_length(ett));
 

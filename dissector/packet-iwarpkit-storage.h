@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarpkit Wireshark plugin: storage ULPs over RDMAP.
  *
  * packet-iwarpkit-storage.c owns what all storage ULPs share: which ULP a
@@ -28,38 +29,44 @@ extern const value_string iwk_ulp_vals[];
 
 /* One storage command: from the message that starts it to its completion. */
 typedef struct iwk_cmd {
-    guint32 id;           /* 1-based per capture: iwk_storage.cmd */
-    guint8 ulp;           /* iwk_ulp */
-    guint32 conv_index;   /* iwk_conv.index of its connection */
-    const char *op_name;  /* "NFSv3 READ", "SCSI READ(10)", "NVMe Read", ... */
-    char *detail;         /* "XID 0x1003", "ITT 0x10", "QID 1 CID 0x11" */
+    guint32 id;          /* 1-based per capture: iwk_storage.cmd */
+    guint8 ulp;          /* iwk_ulp */
+    guint32 conv_index;  /* iwk_conv.index of its connection */
+    const char *op_name; /* "NFSv3 READ", "SCSI READ(10)", "NVMe Read", ... */
+    char *detail;        /* "XID 0x1003", "ITT 0x10", "QID 1 CID 0x11" */
     guint32 req_frame;
     nstime_t req_ts;
-    guint32 rsp_frame;    /* 0 until completed */
+    guint32 rsp_frame; /* 0 until completed */
     nstime_t rsp_ts;
     gboolean has_status;
-    guint32 status;       /* ULP status of the completion (0: success) */
+    guint32 status; /* ULP status of the completion (0: success) */
     const char *status_str;
-    guint64 bytes;        /* data octets moved by RDMA for it */
-    guint32 n_data;       /* RDMA segments that moved them */
+    guint64 bytes;  /* data octets moved by RDMA for it */
+    guint32 n_data; /* RDMA segments that moved them */
     guint32 first_data, last_data;
-    guint32 stags[4];     /* STags it advertised */
+    guint32 stags[4]; /* STags it advertised */
     guint8 n_stags;
 } iwk_cmd;
 
 /* Role of one DDP segment in a command. */
-enum { IWK_ROLE_CMD = 1, IWK_ROLE_DATA, IWK_ROLE_READ_REQ, IWK_ROLE_RSP, IWK_ROLE_CMD_FRAG,
-       IWK_ROLE_RSP_FRAG };
+enum {
+    IWK_ROLE_CMD = 1,
+    IWK_ROLE_DATA,
+    IWK_ROLE_READ_REQ,
+    IWK_ROLE_RSP,
+    IWK_ROLE_CMD_FRAG,
+    IWK_ROLE_RSP_FRAG
+};
 
 /* Per-connection storage state (first pass). */
 typedef struct iwk_stor {
     iwk_ulp ulp;
-    gboolean ulp_from_pd;    /* recognised from the MPA private data */
-    int initiator;           /* direction index of the ULP initiator (client / host) */
-    wmem_map_t *pending;     /* ULP key -> iwk_cmd awaiting completion */
-    wmem_map_t *stags;       /* advertised STag -> iwk_cmd */
-    wmem_map_t *sinks;       /* Read Request Data Sink STag -> iwk_cmd */
-    wmem_map_t *frags;       /* (direction, reassembly id) -> iwk_cmd (Send fragments) */
+    gboolean ulp_from_pd; /* recognised from the MPA private data */
+    int initiator;        /* direction index of the ULP initiator (client / host) */
+    wmem_map_t *pending;  /* ULP key -> iwk_cmd awaiting completion */
+    wmem_map_t *stags;    /* advertised STag -> iwk_cmd */
+    wmem_map_t *sinks;    /* Read Request Data Sink STag -> iwk_cmd */
+    wmem_map_t *frags;    /* (direction, reassembly id) -> iwk_cmd (Send fragments) */
     /* NVMe/RDMA: the queue this connection is (CM private data or Connect). */
     gboolean qid_known;
     guint16 qid;
@@ -75,9 +82,9 @@ typedef struct iwk_ulp_ctx {
     iwk_stor *st;
     const iw_rdmap_msg *m;
     rdmap_info_t *info;
-    gboolean first_pass;     /* may create and complete commands */
+    gboolean first_pass; /* may create and complete commands */
     gboolean from_initiator;
-    proto_item *ulp_item;    /* the module's own top item (for expert items) */
+    proto_item *ulp_item; /* the module's own top item (for expert items) */
 } iwk_ulp_ctx;
 
 /* Storage state of a connection (created on first use). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarpkit Wireshark plugin: shared declarations.
  *
  * Three protocols, each with its own filter prefix so the plugin loads next
@@ -27,7 +28,7 @@ typedef struct iwk_req {
     guint32 frame;
     nstime_t ts;
     guint8 opcode;
-    guint32 sink_stag;  /* Read: Data Sink STag the response carries */
+    guint32 sink_stag; /* Read: Data Sink STag the response carries */
     guint64 sink_to;
     guint32 size;       /* Read: RDMARDSZ */
     guint32 req_id;     /* Atomic: Request Identifier */
@@ -40,15 +41,15 @@ typedef struct iwk_req {
  * (sender of the MPA Request), or the first sender seen mid-stream. */
 typedef struct iwk_dir {
     /* MPA framing (first pass only; results are stored per PDU). */
-    gboolean rr_seen;   /* an MPA Request/Reply was seen in this direction */
-    guint32 rr_seq;     /* its TCP sequence number */
-    gboolean fo_known;  /* fo_seq is known */
-    guint32 fo_seq;     /* SeqStart: first octet of Full Operation (§4.3) */
-    int markers;        /* -1 unknown, 0 off, 1 on (RFC 5044 §7.1.1 M bit) */
-    gboolean lost;      /* framing lost (bad CRC or undecodable data) */
-    gboolean in_sync;   /* nxt_seq is the next FPDU start */
+    gboolean rr_seen;  /* an MPA Request/Reply was seen in this direction */
+    guint32 rr_seq;    /* its TCP sequence number */
+    gboolean fo_known; /* fo_seq is known */
+    guint32 fo_seq;    /* SeqStart: first octet of Full Operation (§4.3) */
+    int markers;       /* -1 unknown, 0 off, 1 on (RFC 5044 §7.1.1 M bit) */
+    gboolean lost;     /* framing lost (bad CRC or undecodable data) */
+    gboolean in_sync;  /* nxt_seq is the next FPDU start */
     guint32 nxt_seq;
-    gboolean rejected;  /* MPA exited after a Reply with R=1 */
+    gboolean rejected; /* MPA exited after a Reply with R=1 */
     guint32 n_fpdus;
     guint32 first_fpdu_frame;
     /* Mid-stream / after-gap synchronisation (first pass): the octets since
@@ -56,22 +57,22 @@ typedef struct iwk_dir {
      * iw_mpa_sync_probe; once it found framing, the next boundary. */
     guint8 *sync_buf;
     guint32 sync_len, sync_cap;
-    guint32 sync_seq0;        /* TCP sequence number of sync_buf[0] */
-    guint64 *sync_cands;      /* offsets into sync_buf */
+    guint32 sync_seq0;   /* TCP sequence number of sync_buf[0] */
+    guint64 *sync_cands; /* offsets into sync_buf */
     guint32 sync_ncands;
     size_t sync_first;
-    gboolean sync_found;      /* framing found: an FPDU starts at sync_next */
+    gboolean sync_found; /* framing found: an FPDU starts at sync_next */
     guint32 sync_next;
-    guint32 sync_pos;         /* its grid position */
+    guint32 sync_pos; /* its grid position */
     gboolean sync_markers, sync_crc;
-    gboolean sync_prov;       /* found by CRC-verified FPDUs whose span could not
+    gboolean sync_prov; /* found by CRC-verified FPDUs whose span could not
                                  yet rule markers out: decoded, not committed */
     /* Message grouping per QN, for reassembly only (verdicts: iw_shadow). */
     guint32 last_msn[4];
-    gboolean in_msg[4];   /* last segment on this QN had L=0 */
-    guint32 msg_id[4];    /* reassembly id of the message in progress */
-    wmem_map_t *tagged;   /* STag -> iwk_tmsg (tagged message in progress) */
-    guint32 next_id;      /* reassembly ids */
+    gboolean in_msg[4]; /* last segment on this QN had L=0 */
+    guint32 msg_id[4];  /* reassembly id of the message in progress */
+    wmem_map_t *tagged; /* STag -> iwk_tmsg (tagged message in progress) */
+    guint32 next_id;    /* reassembly ids */
 } iwk_dir;
 
 /* RFC 6581 §9 negotiation state. */
@@ -83,15 +84,15 @@ typedef struct iwk_v2 {
 } iwk_v2;
 
 typedef struct iwk_conv {
-    address addr0;       /* sender of direction 0 */
+    address addr0; /* sender of direction 0 */
     guint32 port0;
     iwk_dir dir[2];
-    int crc;             /* -1 unknown, 0 off, 1 on (C bit, RFC 5044 §7.1.1) */
-    gboolean handshake;  /* startup frames were in the capture */
-    gboolean midstream;  /* claimed from FPDUs alone */
-    int init_dir;        /* direction of the MPA Request sender, -1 unknown */
+    int crc;            /* -1 unknown, 0 off, 1 on (C bit, RFC 5044 §7.1.1) */
+    gboolean handshake; /* startup frames were in the capture */
+    gboolean midstream; /* claimed from FPDUs alone */
+    int init_dir;       /* direction of the MPA Request sender, -1 unknown */
     iwk_v2 v2;
-    guint32 index;       /* the TCP stream index (tcp.stream) */
+    guint32 index; /* the TCP stream index (tcp.stream) */
     /* libiwarp's shadow of the two receivers (<iwarp/shadow.h>): the
      * engine's receive-side checks over the conversation, fed on the first
      * pass in capture order (MPA frames, FPDUs, losses). */
@@ -105,11 +106,11 @@ typedef struct iwk_conv {
 /* What the MPA layer hands to DDP/RDMAP for one FPDU. */
 typedef struct iwk_fpdu_ctx {
     iwk_conv *conv;
-    int d;               /* direction index */
-    guint32 seq;         /* TCP sequence number of the FPDU's first wire octet */
-    gboolean crc_bad;    /* the FPDU failed its CRC or marker check: decode, do not track */
+    int d;                  /* direction index */
+    guint32 seq;            /* TCP sequence number of the FPDU's first wire octet */
+    gboolean crc_bad;       /* the FPDU failed its CRC or marker check: decode, do not track */
     iw_verdict mpa_verdict; /* that check's verdict (ok otherwise) */
-    gboolean track;      /* first pass may update conversation state */
+    gboolean track;         /* first pass may update conversation state */
     proto_item *mpa_item;
 } iwk_fpdu_ctx;
 
@@ -159,12 +160,12 @@ typedef struct iwk_tap_info {
     guint8 opcode;
     gboolean tagged;
     guint32 qn;
-    guint32 bytes;       /* DDP payload octets */
+    guint32 bytes; /* DDP payload octets */
     guint32 conv_index;
     int d;
     const address *src, *dst;
     guint32 srcport, dstport;
-    gboolean verdict;    /* a DDP/RDMAP Terminate verdict (iwk_rdmap.verdict) */
+    gboolean verdict;     /* a DDP/RDMAP Terminate verdict (iwk_rdmap.verdict) */
     gboolean mpa_verdict; /* the FPDU failed its CRC or marker check (MPA's verdict) */
 } iwk_tap_info;
 extern int iwk_tap;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Plugin entry points for the iwarpkit epan plugin (Wireshark 4.0 ABI). */
 #define WS_BUILD_DLL
 #include <ws_symbol_export.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Shared by the libFuzzer harnesses: the entry point's prototype, an
  * invariant check that aborts, and a little cursor for the selector bytes
  * some harnesses read before their payload.
@@ -34,7 +35,8 @@ typedef struct {
 } fuzz_in;
 
 static inline uint8_t fuzz_u8(fuzz_in *in) {
-    if (!in->n) return 0;
+    if (!in->n)
+        return 0;
     in->n--;
     return *in->p++;
 }
@@ -52,7 +54,8 @@ static inline uint32_t fuzz_u32(fuzz_in *in) {
 static inline uint8_t *fuzz_dup(const uint8_t *p, size_t n) {
     uint8_t *q = malloc(n ? n : 1);
     FUZZ_CHECK(q != NULL);
-    if (n) memcpy(q, p, n);
+    if (n)
+        memcpy(q, p, n);
     return q;
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Agent protocol request parser, docs/agent-protocol.md (iw_agent_parse,
  * reference-stack/agent/iw_agent.c over util/iw_json.c).
  *
@@ -79,16 +80,20 @@ static void check_req(const iw_agent_req *r) {
     bool listen = r->op == IW_AGENT_LISTEN || r->op == IW_AGENT_CONNECT;
     check_mpa(&r->mpa, listen);
     FUZZ_CHECK(memchr(r->host, 0, sizeof r->host) != NULL);
-    if (!listen) FUZZ_CHECK(r->host[0] == 0 && r->port == 0);
+    if (!listen)
+        FUZZ_CHECK(r->host[0] == 0 && r->port == 0);
     /* data_hex is decoded for write_mr and post_send only. */
     FUZZ_CHECK(r->data_len == 0 || r->data != NULL);
     if (r->op != IW_AGENT_WRITE_MR && r->op != IW_AGENT_POST_SEND)
         FUZZ_CHECK(!r->has_data && r->data == NULL && r->data_len == 0);
     FUZZ_CHECK(r->has_data || r->data_len == 0);
     FUZZ_CHECK(r->data_len <= IW_AGENT_DATA_MAX);
-    if (r->op != IW_AGENT_POST_SEND) FUZZ_CHECK(r->kind == IW_AGENT_KIND_NONE);
-    if (r->op != IW_AGENT_REG_MR) FUZZ_CHECK(r->access == 0 && r->fill == -1 && r->pd_index == 0);
-    if (r->op != IW_AGENT_POLL) FUZZ_CHECK(r->timeout_ms == 0);
+    if (r->op != IW_AGENT_POST_SEND)
+        FUZZ_CHECK(r->kind == IW_AGENT_KIND_NONE);
+    if (r->op != IW_AGENT_REG_MR)
+        FUZZ_CHECK(r->access == 0 && r->fill == -1 && r->pd_index == 0);
+    if (r->op != IW_AGENT_POLL)
+        FUZZ_CHECK(r->timeout_ms == 0);
 
     switch (r->op) {
     case IW_AGENT_REG_MR:
@@ -114,10 +119,13 @@ static void check_req(const iw_agent_req *r) {
         FUZZ_CHECK(strcmp(iw_agent_kind_name(r->kind), "?") != 0);
         FUZZ_CHECK(r->len <= 0xFFFFFFFFull);
         bool imm = r->kind == IW_AGENT_KIND_IMMEDIATE || r->kind == IW_AGENT_KIND_IMMEDIATE_SE;
-        if (imm) FUZZ_CHECK(r->has_data && r->data_len == 8);
+        if (imm)
+            FUZZ_CHECK(r->has_data && r->data_len == 8);
         /* Send*, Write: data_hex or a local source. */
-        if (r->kind <= IW_AGENT_KIND_WRITE) FUZZ_CHECK(r->has_data || r->has_local);
-        if (r->kind == IW_AGENT_KIND_READ) FUZZ_CHECK(r->has_local);
+        if (r->kind <= IW_AGENT_KIND_WRITE)
+            FUZZ_CHECK(r->has_data || r->has_local);
+        if (r->kind == IW_AGENT_KIND_READ)
+            FUZZ_CHECK(r->has_local);
         break;
     }
     default:
@@ -156,7 +164,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(rc == 0 || rc == -1);
     if (rc == 0) {
         check_req(&a);
-        if (a.op == IW_AGENT_POST_SEND) check_absent(&a, line, size);
+        if (a.op == IW_AGENT_POST_SEND)
+            check_absent(&a, line, size);
     } else {
         FUZZ_CHECK(err[0] != 0 && memchr(err, 0, sizeof err) != NULL);
     }

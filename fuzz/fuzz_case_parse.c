@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The conformance runner's two pure parsers a user feeds text to: case
  * scripts and expected-deviations files. Invariant: any input parses or is
  * refused with a message, without crashing or leaking. Seeds: the shipped

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The whole engine (iw_conn, reference-stack/lib/src/iw_conn.c, iw_rx.c,
  * iw_tx.c) receiving arbitrary octets, as MPA responder or initiator.
  *
@@ -112,7 +113,8 @@ static void after_call(run *r, iw_ssize rc) {
         FUZZ_CHECK(r->cb_failed);
     else
         FUZZ_CHECK(rc >= 0 && !r->cb_failed);
-    if (rc < 0) r->stopped = true;
+    if (rc < 0)
+        r->stopped = true;
     r->cb_failed = false;
 }
 
@@ -152,7 +154,8 @@ static void check_memory(const run *r, bool frozen) {
     for (size_t k = 0; k <= n; k++) {
         size_t end = k < n ? lo[k] : ARENA;
         FUZZ_CHECK(memcmp(r->arena + at, r->before + at, end - at) == 0);
-        if (k < n) at = hi[k];
+        if (k < n)
+            at = hi[k];
     }
 }
 
@@ -255,7 +258,8 @@ static void feed_split(run *r, const uint8_t *p, size_t n, uint16_t d, size_t ci
     size_t used = 0;
     while (used < n && !r->stopped) {
         size_t cap = shortr ? 1 + next_rand(&s) % 97 : n - used;
-        if (cap > n - used) cap = n - used;
+        if (cap > n - used)
+            cap = n - used;
         if (via_recv) {
             iw_ssize rc = iw_conn_recv(r->conn, p + used, cap, now);
             after_call(r, rc);
@@ -266,7 +270,8 @@ static void feed_split(run *r, const uint8_t *p, size_t n, uint16_t d, size_t ci
         iw_iovec iov[64];
         int k = iw_conn_rx_iov(r->conn, iov, 64);
         FUZZ_CHECK(k >= 0 && k <= 64);
-        if (k == 0) return; /* nothing more is read on this stream */
+        if (k == 0)
+            return; /* nothing more is read on this stream */
         size_t got = 0;
         for (int i = 0; i < k && got < cap; i++) {
             FUZZ_CHECK(iov[i].len > 0);
@@ -304,7 +309,8 @@ static void do_run(const input *in, bool split, run *r) {
             now += 1000000000ull;
             after_call(r, iw_conn_handle_expiry(r->conn, now));
         }
-        if (r->stopped) break;
+        if (r->stopped)
+            break;
         /* Each chunk its own exact-size block, as a receive buffer. */
         uint8_t *buf = fuzz_dup(in->stream + done, piece);
         if (split) {
@@ -316,7 +322,8 @@ static void do_run(const input *in, bool split, run *r) {
         }
         free(buf);
         done += piece;
-        if (!r->stopped) after_call(r, fz_drain(r->conn, &r->out, 1 + (d & 0xFFF), now));
+        if (!r->stopped)
+            after_call(r, fz_drain(r->conn, &r->out, 1 + (d & 0xFFF), now));
         check_memory(r, frozen);
         /* Once the stream left RTS nothing may be placed any more. */
         iw_conn_state st = iw_conn_get_state(r->conn);
@@ -328,14 +335,16 @@ static void do_run(const input *in, bool split, run *r) {
     if (!r->stopped) {
         after_call(r, (in->cfg[6] & 0x80) ? iw_conn_close(r->conn, now)
                                           : iw_conn_rx_eof(r->conn, now));
-        if (!r->stopped) after_call(r, fz_drain(r->conn, &r->out, 0, now));
+        if (!r->stopped)
+            after_call(r, fz_drain(r->conn, &r->out, 0, now));
     }
     check_memory(r, frozen);
 
     /* Output and Terminate rules. */
     const iw_conn_info *info = NULL;
     for (size_t i = 0; i < r->ev.n; i++)
-        if (r->ev.v[i].type == IW_EV_CONNECTED) info = iw_conn_get_info(r->conn);
+        if (r->ev.v[i].type == IW_EV_CONNECTED)
+            info = iw_conn_get_info(r->conn);
     fz_out o;
     fz_check_output(r->out.p, r->out.n, initiator, info, &o);
     fz_check_terminate(&r->ev, &o, r->out.n);
@@ -355,7 +364,8 @@ static void do_run(const input *in, bool split, run *r) {
             FUZZ_CHECK(e->wr_id == 100 + rq);
             rq++;
             if (e->status == IW_WC_SUCCESS) {
-                if (msn == 1 && rtr_send && e->msn == 2) msn = 2;
+                if (msn == 1 && rtr_send && e->msn == 2)
+                    msn = 2;
                 FUZZ_CHECK(e->msn == msn);
                 msn++;
                 FUZZ_CHECK(e->has_imm ? e->len == 0 : e->len <= RBUF);
@@ -421,7 +431,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_u8(&fi);
     in.nchunks = fuzz_u8(&fi) % 32;
     in.chunks = fi.p;
-    if (fi.n < 2 * in.nchunks) return 0;
+    if (fi.n < 2 * in.nchunks)
+        return 0;
     fi.p += 2 * in.nchunks;
     fi.n -= 2 * in.nchunks;
     in.stream = fi.p;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* CRC32c, RFC 3720 §12.1 as MPA uses it (RFC 5044 §4.4).
  *
  * Input: [align][state: 4][length: 3][nsplit][nsplit x split: 3][data...]
@@ -48,11 +49,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
 
     size_t len = in.n < MAX_LEN ? in.n : MAX_LEN;
-    if (tile) len = in.n ? tile % (MAX_LEN + 1) : 0;
+    if (tile)
+        len = in.n ? tile % (MAX_LEN + 1) : 0;
     uint8_t *buf, *block = alloc_at(align, len, &buf);
     /* Tile by doubling: the filled part is always whole copies of the data. */
     size_t filled = len < in.n ? len : in.n;
-    if (filled) memcpy(buf, in.p, filled);
+    if (filled)
+        memcpy(buf, in.p, filled);
     for (; filled < len; filled *= 2)
         memcpy(buf + filled, buf, len - filled < filled ? len - filled : filled);
 
@@ -84,7 +87,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* RFC 3720 B.4 / wire-facts A.7: appending the CRC LSB first leaves the
      * register at 0xB798B438 whatever the data. */
     uint8_t *cw, *cw_block = alloc_at(align, len + 4, &cw);
-    if (len) memcpy(cw, buf, len);
+    if (len)
+        memcpy(cw, buf, len);
     iw_crc32c_put(cw + len, iw_crc32c(buf, len));
     FUZZ_CHECK(iw_crc32c_update(IW_CRC32C_INIT, cw, len + 4) == 0xB798B438u);
     FUZZ_CHECK(iw_crc32c_update_sw(IW_CRC32C_INIT, cw, len + 4) == 0xB798B438u);

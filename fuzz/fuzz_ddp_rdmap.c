@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* DDP headers and RDMAP messages, RFC 5041 §4, RFC 5040 §4, RFC 7306 §4-6
  * (iw_rdmap_decode, iw_rdmap_encode).
  *

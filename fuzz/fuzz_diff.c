@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Differential: the engine against the codecs and the shadow analysis on
  * one FPDU stream. The run, the rule it checks and the input format are
  * fuzz_diff_core.c's, shared with fuzz_diff_plugin (which also compares the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Differential: the engine's verdicts against the codecs' (iw_deframer +
  * iw_rdmap_decode, what iwarp-decode and the Wireshark plugin use) and the
  * shadow analysis' (iw_shadow, the plugin's stateful verdicts) on the same
@@ -95,7 +96,8 @@ static void feed(iw_conn *c, const uint8_t *p, size_t n, bool iov) {
  * engine (fuzz header comment; iw_rx.c, iw_place.c). */
 static bool stateful_ok(const iw_rdmap_msg *m, uint16_t t) {
     bool segmented = m->notes & IW_NOTE(CONTROL_SEGMENTED);
-    if (segmented && t == IW_TERM_RDMAP_OP_UNSPECIFIED) return true;
+    if (segmented && t == IW_TERM_RDMAP_OP_UNSPECIFIED)
+        return true;
     bool tagged_codes = t == IW_TERM_DDP_T_INVALID_STAG || t == IW_TERM_DDP_T_BASE_BOUNDS ||
                         t == IW_TERM_DDP_T_STAG_NOT_ASSOC || t == IW_TERM_DDP_T_TO_WRAP;
     bool rdmap_prot = t == IW_TERM_RDMAP_INVALID_STAG || t == IW_TERM_RDMAP_BASE_BOUNDS ||
@@ -109,7 +111,8 @@ static bool stateful_ok(const iw_rdmap_msg *m, uint16_t t) {
         return tagged_codes || t == IW_TERM_RDMAP_UNEXPECTED_OPCODE;
     case IW_OP_SEND_INV:
     case IW_OP_SEND_SE_INV:
-        if (t == IW_TERM_RDMAP_PROT_CANT_INVALIDATE) return true;
+        if (t == IW_TERM_RDMAP_PROT_CANT_INVALIDATE)
+            return true;
         /* fall through */
     case IW_OP_SEND:
     case IW_OP_SEND_SE:
@@ -263,7 +266,8 @@ void fz_diff_run(const uint8_t *data, size_t size, fz_diff_trace *t) {
         while (in.n >= 3) {
             uint8_t fl = fuzz_u8(&in);
             size_t len = fuzz_u16(&in);
-            if (len > in.n) len = in.n;
+            if (len > in.n)
+                len = in.n;
             iw_peer_fpdu_opt o = {.crc_xor = (fl & 1) ? 0xC0FFEEu : 0,
                                   .marker_delta = (fl & 2) ? 4 : 0,
                                   .len_override = (fl & 4) != 0,
@@ -280,7 +284,8 @@ void fz_diff_run(const uint8_t *data, size_t size, fz_diff_trace *t) {
     } else {
         FUZZ_CHECK(iw_peer_raw(&p, in.p, in.n) == 0);
     }
-    if (p.out.len) memcpy(fz_bytes_room(&t->in, p.out.len), p.out.p, p.out.len);
+    if (p.out.len)
+        memcpy(fz_bytes_room(&t->in, p.out.len), p.out.p, p.out.len);
     t->in.n += p.out.len;
 
     /* (b) the codecs. */
@@ -337,8 +342,10 @@ void fz_diff_run(const uint8_t *data, size_t size, fz_diff_trace *t) {
         iw_verdict v = pre;
         const fz_ev *sent = NULL, *got = NULL;
         for (size_t k = ev_seen; k < x.ev.n; k++) {
-            if (x.ev.v[k].type == IW_EV_TERM_SENT) sent = &x.ev.v[k];
-            if (x.ev.v[k].type == IW_EV_TERM_RECEIVED) got = &x.ev.v[k];
+            if (x.ev.v[k].type == IW_EV_TERM_SENT)
+                sent = &x.ev.v[k];
+            if (x.ev.v[k].type == IW_EV_TERM_RECEIVED)
+                got = &x.ev.v[k];
         }
         ev_seen = x.ev.n;
         if (sent) {
@@ -406,7 +413,8 @@ void fz_diff_run(const uint8_t *data, size_t size, fz_diff_trace *t) {
         } else {
             FUZZ_CHECK(iw_conn_get_state(x.conn) == IW_CONN_RTS);
         }
-        if (ended) FUZZ_CHECK(iw_conn_get_state(x.conn) == IW_CONN_TERMINATE);
+        if (ended)
+            FUZZ_CHECK(iw_conn_get_state(x.conn) == IW_CONN_TERMINATE);
     }
     FUZZ_CHECK(fed == p.out.len);
     t->enhanced = iw_conn_get_info(x.conn)->enhanced;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The differential run shared by fuzz_diff and fuzz_diff_plugin: one FPDU
  * stream through the engine, the codecs and the shadow analysis, every
  * agreement between them checked (fuzz_diff_core.c; docs/fuzzing.md,
@@ -31,15 +32,15 @@ typedef struct {
     size_t out_off, out_len; /* the engine's answer in fz_diff_trace.out */
     iw_frame_type type;      /* IW_FRAME_FPDU, or a trailing IW_FRAME_INCOMPLETE */
     bool judged;             /* an FPDU, and the engine's stream had not ended before it */
-    iw_verdict codec;        /* the codecs': the deframer's (CRC, markers), else iw_rdmap_decode's */
-    bool codec_deferred;     /* codec is deferred (iw_rdmap_msg.deferred): certain, but a
+    iw_verdict codec;    /* the codecs': the deframer's (CRC, markers), else iw_rdmap_decode's */
+    bool codec_deferred; /* codec is deferred (iw_rdmap_msg.deferred): certain, but a
                               * stateful check may name the engine's Terminate first */
-    unsigned opcode;         /* iw_rdmap_decode's (when the DDP header decoded) */
+    unsigned opcode;     /* iw_rdmap_decode's (when the DDP header decoded) */
     iw_shadow_result shadow; /* the run's own shadow, before the engine answered */
     bool term_sent;          /* the engine terminated on this frame, with term */
     iw_term_info term;
     const char *term_rfc;
-    bool term_received;      /* a peer Terminate the engine took */
+    bool term_received; /* a peer Terminate the engine took */
 } fz_diff_step;
 
 typedef struct {
@@ -49,7 +50,7 @@ typedef struct {
     size_t out_startup; /* octets the engine wrote before the first frame (the Reply) */
     fz_diff_step *v;
     size_t n;
-    bool enhanced;      /* RFC 6581 enhanced startup frames (the IRD is on the wire) */
+    bool enhanced; /* RFC 6581 enhanced startup frames (the IRD is on the wire) */
 } fz_diff_trace;
 
 /* Run one input; aborts (FUZZ_CHECK) on any disagreement between the

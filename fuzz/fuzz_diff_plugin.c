@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Differential: the engine's verdicts against the Wireshark plugin's decode
  * of the same bytes, frame by frame.
  *
@@ -56,14 +57,14 @@
 
 /* What the plugin showed for one MPA PDU. */
 typedef struct {
-    bool rr, fpdu;       /* a startup frame (iwk_mpa.type) / an FPDU (iwk_mpa.fpdu) */
-    unsigned wire_len;   /* the FPDU's wire octets */
-    unsigned nterm;      /* Terminate verdicts */
+    bool rr, fpdu;     /* a startup frame (iwk_mpa.type) / an FPDU (iwk_mpa.fpdu) */
+    unsigned wire_len; /* the FPDU's wire octets */
+    unsigned nterm;    /* Terminate verdicts */
     uint16_t term[NTERM];
-    bool unregistered;   /* iwk_rdmap.must_terminate.unregistered */
-    unsigned nclose;     /* iwk_mpa.close.* */
-    bool assume_buf;     /* iwk_rdmap.shadow.assumes: the receive buffer */
-    bool has_term_msg;   /* a Terminate message, carrying term_msg */
+    bool unregistered; /* iwk_rdmap.must_terminate.unregistered */
+    unsigned nclose;   /* iwk_mpa.close.* */
+    bool assume_buf;   /* iwk_rdmap.shadow.assumes: the receive buffer */
+    bool has_term_msg; /* a Terminate message, carrying term_msg */
     uint16_t term_msg;
 } pl_pdu;
 
@@ -106,14 +107,19 @@ static void collect(proto_node *node, gpointer data) {
             t = ab + 23;
         if (t) {
             for (size_t i = 0; i < sizeof term_names / sizeof term_names[0]; i++) {
-                if (g_ascii_strcasecmp(t, term_names[i].name) != 0) continue;
-                if (r->nterm < NTERM) r->term[r->nterm] = term_names[i].triple;
+                if (g_ascii_strcasecmp(t, term_names[i].name) != 0)
+                    continue;
+                if (r->nterm < NTERM)
+                    r->term[r->nterm] = term_names[i].triple;
                 r->nterm++;
             }
         }
-        if (strcmp(ab, "iwk_rdmap.must_terminate.unregistered") == 0) r->unregistered = true;
-        if (strncmp(ab, "iwk_mpa.close.", 14) == 0) r->nclose++;
-        if (strcmp(ab, "iwk_mpa.type") == 0) r->rr = true;
+        if (strcmp(ab, "iwk_rdmap.must_terminate.unregistered") == 0)
+            r->unregistered = true;
+        if (strncmp(ab, "iwk_mpa.close.", 14) == 0)
+            r->nclose++;
+        if (strcmp(ab, "iwk_mpa.type") == 0)
+            r->rr = true;
         if (strcmp(ab, "iwk_mpa.fpdu") == 0) {
             r->fpdu = true;
             r->wire_len = (unsigned)fi->length;
@@ -144,7 +150,8 @@ static void top_item(proto_node *node, gpointer data) {
         w->cur = &d->v[d->n++];
         memset(w->cur, 0, sizeof *w->cur);
     }
-    if (w->cur) collect(node, data);
+    if (w->cur)
+        collect(node, data);
 }
 
 static void on_frame(size_t frame, proto_tree *tree, void *user) {
@@ -157,12 +164,13 @@ static void on_frame(size_t frame, proto_tree *tree, void *user) {
 /* The capture, each frame's direction noted. */
 typedef struct {
     fz_capture cap;
-    int *dir;   /* per frame */
+    int *dir;    /* per frame */
     size_t ndir; /* frames whose direction is noted (the handshake's count as 0) */
 } pl_capture;
 
 static void pl_send(pl_capture *c, int dir, const uint8_t *p, size_t n) {
-    if (n) fz_capture_send(&c->cap, dir, p, n);
+    if (n)
+        fz_capture_send(&c->cap, dir, p, n);
     c->dir = realloc(c->dir, (c->cap.n ? c->cap.n : 1) * sizeof *c->dir);
     FUZZ_CHECK(c->dir != NULL);
     for (; c->ndir < c->cap.n; c->ndir++)
@@ -176,7 +184,8 @@ static void print_pdu(const char *who, size_t i, const pl_pdu *r) {
         fprintf(stderr, " %04x", r->term[k]);
     fprintf(stderr, "%s%s%s", r->assume_buf ? " (assumes a buffer)" : "",
             r->nclose ? ", close" : "", r->unregistered ? ", unregistered" : "");
-    if (r->has_term_msg) fprintf(stderr, ", Terminate message %04x", r->term_msg);
+    if (r->has_term_msg)
+        fprintf(stderr, ", Terminate message %04x", r->term_msg);
     fputc('\n', stderr);
 }
 
@@ -214,7 +223,9 @@ static void check_step(size_t i, const fz_diff_step *s, const pl_pdu *r, bool en
                 "%04x; the plugin:\n",
                 i, s->opcode, s->in_len, codec_bad ? s->codec.term : 0,
                 sh->verdict.kind == IW_VERDICT_TERM ? sh->verdict.term : 0,
-                s->term_sent ? "sent" : s->term_received ? "received" : "-",
+                s->term_sent       ? "sent"
+                : s->term_received ? "received"
+                                   : "-",
                 s->term_sent ? s->term.triple : 0);
         print_pdu("peer FPDU", i, r);
     }
@@ -263,10 +274,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* The peer's FPDUs, while the engine's stream lasts. */
     for (size_t i = 0; i < t.n && t.v[i].judged; i++) {
         const fz_diff_step *s = &t.v[i];
-        if (peer->n < i + 2) fprintf(stderr, "frame %zu: the plugin found no PDU\n", i);
+        if (peer->n < i + 2)
+            fprintf(stderr, "frame %zu: the plugin found no PDU\n", i);
         FUZZ_CHECK(peer->n >= i + 2);
         const pl_pdu *r = &peer->v[i + 1];
-        if (!r->fpdu || r->wire_len != s->in_len) print_pdu("peer FPDU", i, r);
+        if (!r->fpdu || r->wire_len != s->in_len)
+            print_pdu("peer FPDU", i, r);
         FUZZ_CHECK(r->fpdu && r->wire_len == s->in_len);
         FUZZ_CHECK(!r->unregistered && !r->nclose);
         check_step(i, s, r, t.enhanced);
@@ -274,11 +287,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* The engine's frames: nothing wrong, and its Terminate says what it sent. */
     const fz_diff_step *end = NULL;
     for (size_t i = 0; i < t.n; i++)
-        if (t.v[i].term_sent) end = &t.v[i];
+        if (t.v[i].term_sent)
+            end = &t.v[i];
     size_t term_msgs = 0;
     for (size_t i = 1; i < eng->n; i++) {
         const pl_pdu *r = &eng->v[i];
-        if (r->nterm || r->nclose || r->unregistered) print_pdu("engine", i, r);
+        if (r->nterm || r->nclose || r->unregistered)
+            print_pdu("engine", i, r);
         FUZZ_CHECK(r->fpdu && r->nterm == 0 && !r->nclose && !r->unregistered);
         if (r->has_term_msg) {
             term_msgs++;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Shared by the engine harnesses (fuzz_conn_rx, fuzz_place, fuzz_diff): an
  * event log, and the checks every engine output stream must pass.
  *
@@ -107,7 +108,8 @@ static inline size_t fz_ev_count(const fz_evlog *l, iw_event_type t) {
 
 static inline const fz_ev *fz_ev_first(const fz_evlog *l, iw_event_type t) {
     for (size_t i = 0; i < l->n; i++)
-        if (l->v[i].type == t) return &l->v[i];
+        if (l->v[i].type == t)
+            return &l->v[i];
     return NULL;
 }
 
@@ -152,7 +154,8 @@ static inline uint8_t *fz_bytes_room(fz_bytes *b, size_t more) {
  * it the octets it committed are in the buffer but not in its result: the
  * stream's own count (bytes_tx) says how many, so the output stays whole. */
 static inline iw_ssize fz_drain(iw_conn *c, fz_bytes *out, size_t piece, iw_tstamp now) {
-    if (!piece) piece = 4096;
+    if (!piece)
+        piece = 4096;
     for (;;) {
         uint8_t *w = fz_bytes_room(out, piece);
         iw_conn_stats st0, st1;
@@ -162,7 +165,8 @@ static inline iw_ssize fz_drain(iw_conn *c, fz_bytes *out, size_t piece, iw_tsta
         size_t took = (size_t)(st1.bytes_tx - st0.bytes_tx);
         FUZZ_CHECK(took <= piece && (r < 0 || (size_t)r == took));
         out->n += took;
-        if (r < 0 || (size_t)r < piece) return r; /* failed, or nothing more to send now */
+        if (r < 0 || (size_t)r < piece)
+            return r; /* failed, or nothing more to send now */
     }
 }
 
@@ -181,7 +185,8 @@ typedef struct {
 static inline void fz_check_output(const uint8_t *out, size_t n, bool initiator,
                                    const iw_conn_info *info, fz_out *res) {
     memset(res, 0, sizeof *res);
-    if (n == 0) return;
+    if (n == 0)
+        return;
     iw_df_cfg cfg = {initiator ? IW_DF_START_REQUEST : IW_DF_START_REPLY,
                      info && info->markers_tx ? IW_DF_ON : IW_DF_OFF,
                      info && info->crc ? IW_DF_ON : IW_DF_OFF, 0};

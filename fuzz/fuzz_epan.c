@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libwireshark's epan driven as tshark -2 drives it, for the harnesses that
  * run our plugin (fuzz_epan.h). libwireshark-dev 4.0, as Debian 12 ships
  * it; modelled on Wireshark's own fuzzshark:
@@ -61,8 +62,8 @@ static bool inited;
 static struct packet_provider_data prov;
 static epan_t *session;
 static unsigned session_inputs;
-static guint32 next_frame = 1; /* frame numbers keep counting within a session */
-static uint32_t next_client;   /* client address 10.128.0.0 + n */
+static guint32 next_frame = 1;   /* frame numbers keep counting within a session */
+static uint32_t next_client;     /* client address 10.128.0.0 + n */
 static unsigned cur_prefs = ~0u; /* preferences as last applied */
 
 static void set_pref(const char *name, bool on) {
@@ -84,7 +85,8 @@ static void only_our_heuristic(const gchar *table, struct heur_dtbl_entry *e, gp
 }
 
 void fz_epan_init(void) {
-    if (inited) return;
+    if (inited)
+        return;
     /* Dissector bugs abort instead of becoming expert items. */
     setenv("WIRESHARK_ABORT_ON_DISSECTOR_BUG", "1", 1);
     setenv("WIRESHARK_ABORT_ON_TOO_MANY_ITEMS", "1", 1);
@@ -114,7 +116,8 @@ void fz_epan_init(void) {
 }
 
 void fz_epan_prefs(unsigned bits) {
-    if (bits == cur_prefs) return;
+    if (bits == cur_prefs)
+        return;
     set_pref("tcp.desegment_tcp_streams", bits & FZ_EPAN_TCP_DESEGMENT);
     set_pref("iwk_mpa.desegment", bits & FZ_EPAN_MPA_DESEGMENT);
     set_pref("iwk_mpa.midstream", bits & FZ_EPAN_MIDSTREAM);
@@ -183,7 +186,8 @@ void fz_capture_frame(fz_capture *c, int dir, uint8_t flags, uint32_t seq, const
     tcp[12] = 5 << 4;
     tcp[13] = flags;
     put16(tcp + 14, 65535);
-    if (n) memcpy(tcp + 20, pay, n);
+    if (n)
+        memcpy(tcp + 20, pay, n);
     c->pkt[c->n] = f;
     c->len[c->n++] = HDR_LEN + n;
 }
@@ -209,7 +213,8 @@ void fz_capture_free(fz_capture *c) {
 /* FUZZ_PLUGIN_PCAP=file: the capture, for tshark. */
 static void write_pcap(const fz_capture *c, const char *path) {
     FILE *f = fopen(path, "wb");
-    if (!f) return;
+    if (!f)
+        return;
     const uint32_t gh[6] = {0xa1b2c3d4u, 2 | 4u << 16, 0, 0, 65535, 1}; /* host order, Ethernet */
     fwrite(gh, sizeof gh, 1, f);
     for (size_t i = 0; i < c->n; i++) {
@@ -225,7 +230,8 @@ static void write_pcap(const fz_capture *c, const char *path) {
 
 void fz_epan_dissect(const fz_capture *c, fz_epan_frame_fn *on_frame, void *user) {
     FUZZ_CHECK(inited);
-    if (getenv("FUZZ_PLUGIN_PCAP")) write_pcap(c, getenv("FUZZ_PLUGIN_PCAP"));
+    if (getenv("FUZZ_PLUGIN_PCAP"))
+        write_pcap(c, getenv("FUZZ_PLUGIN_PCAP"));
     if (session && (++session_inputs >= SESSION_INPUTS || getenv("FUZZ_PLUGIN_FRESH"))) {
         epan_free(session);
         session = NULL;

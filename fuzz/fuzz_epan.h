@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Shared by the harnesses that run the Wireshark plugin (fuzz_plugin,
  * fuzz_diff_plugin): libwireshark's epan set up as tshark does, with our
  * plugin's sources compiled in, and fake TCP captures dissected the way
@@ -21,13 +22,13 @@
 
 /* Preferences, as bits (fuzz_plugin's cfg byte; bit 0 and 3 are the
  * capture's: Decode As and no handshake). */
-#define FZ_EPAN_TCP_DESEGMENT 0x02u   /* tcp.desegment_tcp_streams */
-#define FZ_EPAN_MPA_DESEGMENT 0x04u   /* iwk_mpa.desegment */
-#define FZ_EPAN_MIDSTREAM 0x08u       /* iwk_mpa.midstream */
+#define FZ_EPAN_TCP_DESEGMENT 0x02u    /* tcp.desegment_tcp_streams */
+#define FZ_EPAN_MPA_DESEGMENT 0x04u    /* iwk_mpa.desegment */
+#define FZ_EPAN_MIDSTREAM 0x08u        /* iwk_mpa.midstream */
 #define FZ_EPAN_MIDSTREAM_NO_CRC 0x10u /* iwk_mpa.midstream_no_crc */
-#define FZ_EPAN_CHECK_CRC 0x20u       /* iwk_mpa.check_crc */
-#define FZ_EPAN_TCP_OOO 0x40u         /* tcp.reassemble_out_of_order */
-#define FZ_EPAN_TCP_HEUR_FIRST 0x80u  /* tcp.try_heuristic_first */
+#define FZ_EPAN_CHECK_CRC 0x20u        /* iwk_mpa.check_crc */
+#define FZ_EPAN_TCP_OOO 0x40u          /* tcp.reassemble_out_of_order */
+#define FZ_EPAN_TCP_HEUR_FIRST 0x80u   /* tcp.try_heuristic_first */
 
 /* Once per process: epan, our plugin registered, only our heuristic on TCP,
  * iwk_mpa on FZ_EPAN_PORT_DECODE_AS. Later calls do nothing. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* FPDU codec with markers, RFC 5044 §4.1-4.4 (iw_mpa_fpdu_decode/encode).
  *
  * Input: [flags][pos: 4][FPDU wire bytes...]
@@ -32,7 +33,8 @@ static void check_mulpdu(uint32_t emss, uint32_t pos, bool markers) {
     uint32_t m = iw_mpa_mulpdu(emss, markers);
     FUZZ_CHECK(m >= IW_MPA_MULPDU_MIN && m <= IW_MPA_MULPDU_MAX);
     FUZZ_CHECK(!markers || m <= iw_mpa_mulpdu(emss, false));
-    if (m > IW_MPA_MULPDU_MIN) FUZZ_CHECK(iw_mpa_fpdu_wire_len(m, pos & ~3u, markers) <= emss);
+    if (m > IW_MPA_MULPDU_MIN)
+        FUZZ_CHECK(iw_mpa_fpdu_wire_len(m, pos & ~3u, markers) <= emss);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -68,7 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_CHECK(f.crc == IW_CRC_BAD ? v.term == IW_TERM_LLP_MPA_CRC
                                        : v.term == IW_TERM_LLP_MPA_MARKER && !f.marker_ok);
     }
-    if (!markers) FUZZ_CHECK(f.n_markers == 0 && f.hdr_off == 0);
+    if (!markers)
+        FUZZ_CHECK(f.n_markers == 0 && f.hdr_off == 0);
 
     /* Exactly the FPDU, in an exact-size block: the same answer. One octet
      * less: need more, and no read past it. */
@@ -110,7 +113,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     bool clean = r > 0 && (f.notes & DIRTY_NOTES) == 0 &&
                  ((flags & IW_MPA_CRC) ? f.crc == IW_CRC_GOOD : f.crc_wire == 0);
-    if (clean) FUZZ_CHECK(memcmp(out, buf, f.wire_len) == 0);
+    if (clean)
+        FUZZ_CHECK(memcmp(out, buf, f.wire_len) == 0);
 
     /* One octet short: refused before anything is written. */
     memset(out, 0xA5, f.wire_len);

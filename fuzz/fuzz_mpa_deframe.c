@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Streaming deframer, RFC 5044 §6 and §7.1.2 (iw_deframer).
  *
  * Input: [cfg][stream_pos: 4][nsplit][nsplit x chunk: 2][stream...]
@@ -159,7 +160,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const uint8_t *chunks = in.p;
     for (size_t i = 0; i < 2 * nchunks; i++)
         fuzz_u8(&in);
-    if (in.p - chunks < (ptrdiff_t)(2 * nchunks)) return 0;
+    if (in.p - chunks < (ptrdiff_t)(2 * nchunks))
+        return 0;
 
     frame_log whole = {0}, split = {0};
     run(&df_whole, &cfg, in.p, in.n, NULL, 0, &whole);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* MPA Request/Reply codec, RFC 5044 §7.1 and RFC 6581 §6, §9.
  *
  * Input: the bytes of one frame (anything may follow it).
@@ -38,7 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                (r >= IW_MPA_RR_HDR_LEN && (size_t)r <= size && (size_t)r <= MAX_FRAME));
     FUZZ_CHECK((r == IW_ERR_PROTO) == (v.kind != IW_VERDICT_OK));
     FUZZ_CHECK(v.kind != IW_VERDICT_TERM); /* startup errors close, never Terminate */
-    if (r == IW_ERR_PROTO) FUZZ_CHECK(v.rfc != NULL);
+    if (r == IW_ERR_PROTO)
+        FUZZ_CHECK(v.rfc != NULL);
 
     /* Prefixes, each in an exact-size copy so an over-read faults. Once a
      * prefix decides, every longer one (including the whole input) must
@@ -60,8 +62,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             FUZZ_CHECK(rk == first_r);
             check_same_verdict(v2, first_v);
         }
-        if (rk >= 0) FUZZ_CHECK((size_t)rk == k); /* the frame is complete at exactly k */
-        if (decided && rk >= 0) break; /* longer prefixes only add trailing bytes: checked below */
+        if (rk >= 0)
+            FUZZ_CHECK((size_t)rk == k); /* the frame is complete at exactly k */
+        if (decided && rk >= 0)
+            break; /* longer prefixes only add trailing bytes: checked below */
     }
     if (decided) {
         FUZZ_CHECK(r == first_r);
@@ -69,7 +73,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else {
         FUZZ_CHECK(r == IW_ERR_NEED_MORE);
     }
-    if (r < 0) return 0;
+    if (r < 0)
+        return 0;
 
     /* Re-encode from the decoded fields: ulp_pd and the v2 fields carry
      * everything, pd/pd_len are derived. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Mid-stream FPDU synchronisation (<iwarp/mpa_sync.h>), the one the plugin
  * and iwarp-decode share.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Stateful placement: the engine as MPA responder against a raw peer
  * (iw_peer.c), with memory registered, invalidated and deregistered
  * between the peer's segments, checked after every step against an
@@ -135,7 +136,7 @@ typedef struct {
     size_t src_off; /* arena offset of the source */
     uint32_t msn, req_id;
     uint64_t orig;
-    int src_mr;     /* the source region (index in mr; -1: none, zero size) */
+    int src_mr; /* the source region (index in mr; -1: none, zero size) */
     uint8_t req[IW_DDP_UNTAGGED_HDR_LEN + IW_RDMAP_READ_REQ_LEN]; /* the Request */
 } m_resp;
 
@@ -198,15 +199,9 @@ static int on_event(iw_conn *c, const iw_event *e, void *user) {
 }
 static const iw_callbacks cbs = {IW_CALLBACKS_V1, on_event};
 
-static uint16_t be16(const uint8_t *p) {
-    return (uint16_t)(p[0] << 8 | p[1]);
-}
-static uint32_t be32(const uint8_t *p) {
-    return (uint32_t)be16(p) << 16 | be16(p + 2);
-}
-static uint64_t be64(const uint8_t *p) {
-    return (uint64_t)be32(p) << 32 | be32(p + 4);
-}
+static uint16_t be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static uint32_t be32(const uint8_t *p) { return (uint32_t)be16(p) << 16 | be16(p + 2); }
+static uint64_t be64(const uint8_t *p) { return (uint64_t)be32(p) << 32 | be32(p + 4); }
 
 static uint64_t mix64(uint64_t x) { /* splitmix64 finaliser */
     x += 0x9E3779B97F4A7C15ull;
@@ -228,7 +223,8 @@ static fz_ev *want_ev(run *r, iw_event_type t) {
  * registration wins if the verbs' 8-bit key came round again). */
 static m_mr *m_lookup(model *m, uint32_t stag) {
     for (size_t i = m->n_mr; i-- > 0;)
-        if (m->mr[i].live && m->mr[i].stag == stag) return &m->mr[i];
+        if (m->mr[i].live && m->mr[i].stag == stag)
+            return &m->mr[i];
     return NULL;
 }
 
@@ -243,11 +239,14 @@ static uint16_t m_tagged(model *m, int layer, uint32_t stag, uint64_t to, uint64
                          unsigned need, size_t *off) {
     m_mr *mr = m_lookup(m, stag);
     bool ddp = layer == L_DDP;
-    if (!mr || !mr->valid) return ddp ? IW_TERM_DDP_T_INVALID_STAG : IW_TERM_RDMAP_INVALID_STAG;
-    if (mr->pd != 0) return ddp ? IW_TERM_DDP_T_STAG_NOT_ASSOC : IW_TERM_RDMAP_STAG_NOT_ASSOC;
+    if (!mr || !mr->valid)
+        return ddp ? IW_TERM_DDP_T_INVALID_STAG : IW_TERM_RDMAP_INVALID_STAG;
+    if (mr->pd != 0)
+        return ddp ? IW_TERM_DDP_T_STAG_NOT_ASSOC : IW_TERM_RDMAP_STAG_NOT_ASSOC;
     if ((mr->access & need) != need)
         return ddp ? IW_TERM_DDP_T_INVALID_STAG : IW_TERM_RDMAP_ACCESS_RIGHTS;
-    if (to + len < to) return ddp ? IW_TERM_DDP_T_TO_WRAP : IW_TERM_RDMAP_TO_WRAP;
+    if (to + len < to)
+        return ddp ? IW_TERM_DDP_T_TO_WRAP : IW_TERM_RDMAP_TO_WRAP;
     if (to < mr->base_to || to - mr->base_to > mr->len || len > mr->len - (to - mr->base_to))
         return ddp ? IW_TERM_DDP_T_BASE_BOUNDS : IW_TERM_RDMAP_BASE_BOUNDS;
     *off = mr->off + (size_t)(to - mr->base_to);
@@ -260,7 +259,8 @@ static uint64_t m_masked_add(uint64_t a, uint64_t b, uint64_t mask) {
     uint64_t r = 0;
     int lo = 0;
     for (int i = 0; i < 64; i++) {
-        if (!((mask >> i) & 1) && i != 63) continue;
+        if (!((mask >> i) & 1) && i != 63)
+            continue;
         int w = i - lo + 1;
         uint64_t fm = w == 64 ? ~0ull : ((1ull << w) - 1);
         r |= (((a >> lo) + (b >> lo)) & fm) << lo;
@@ -305,14 +305,19 @@ static void m_term(model *m, const m_out *o, const uint8_t *u, size_t n) {
  * order a receiver meets them. Returns the triple, or 0. */
 static uint16_t m_stateless(const uint8_t *u, size_t n) {
     const uint16_t SHORT = IW_TERM_RDMAP_OP_UNSPECIFIED; /* truncated header */
-    if (n < 1) return SHORT;
+    if (n < 1)
+        return SHORT;
     bool t = u[0] & 0x80, last = u[0] & 0x40;
     size_t hl = t ? 14 : 18;
-    if (n < hl) return SHORT;
-    if ((u[0] & 3) != 1) return t ? IW_TERM_DDP_T_INVALID_VERSION : IW_TERM_DDP_UT_INVALID_VERSION;
+    if (n < hl)
+        return SHORT;
+    if ((u[0] & 3) != 1)
+        return t ? IW_TERM_DDP_T_INVALID_VERSION : IW_TERM_DDP_UT_INVALID_VERSION;
     uint32_t qn = t ? 0 : be32(u + 6);
-    if (!t && qn > 3) return IW_TERM_DDP_UT_INVALID_QN;
-    if (u[1] >> 6 != 1) return IW_TERM_RDMAP_INVALID_VERSION;
+    if (!t && qn > 3)
+        return IW_TERM_DDP_UT_INVALID_QN;
+    if (u[1] >> 6 != 1)
+        return IW_TERM_RDMAP_INVALID_VERSION;
     unsigned op = u[1] & 0xF;
     /* RFC 5040 Fig. 5 / RFC 7306 §4: each opcode's buffer model and QN. */
     static const int8_t want_qn[12] = {-1, 1, -1, 0, 0, 0, 0, 2, 0, 0, 1, 3};
@@ -321,15 +326,19 @@ static uint16_t m_stateless(const uint8_t *u, size_t n) {
     const uint8_t *b = u + hl;
     size_t bn = n - hl;
     if (op == IW_OP_TERMINATE) { /* RFC 5040 §4.8 */
-        if (bn < 4) return SHORT;
+        if (bn < 4)
+            return SHORT;
         size_t need = 4;
         bool mm = b[2] & 0x80, d = b[2] & 0x40, r = b[2] & 0x20;
-        if (mm || d) need += 2;
+        if (mm || d)
+            need += 2;
         if (d) {
-            if (bn < need + 1) return SHORT;
+            if (bn < need + 1)
+                return SHORT;
             need += (b[need] & 0x80) ? 14 : 18;
         }
-        if (r) need += 28;
+        if (r)
+            need += 28;
         return bn < need ? SHORT : 0;
     }
     size_t fixed = op == IW_OP_READ_REQ                    ? 28
@@ -337,7 +346,8 @@ static uint16_t m_stateless(const uint8_t *u, size_t n) {
                    : op == IW_OP_ATOMIC_REQ                ? 52
                    : op == IW_OP_ATOMIC_RESP               ? 12
                                                            : 0;
-    if (!fixed) return 0;
+    if (!fixed)
+        return 0;
     uint64_t end = (uint64_t)be32(u + 14) + bn;
     if (op == IW_OP_IMM || op == IW_OP_IMM_SE) {
         if (end > 8 || (last && end != 8)) /* RFC 7306 §6.3; no code: 0/2/FF */
@@ -347,7 +357,8 @@ static uint16_t m_stateless(const uint8_t *u, size_t n) {
     }
     /* Split over segments (legal, RFC 5041 §5.2): the engine takes control
      * messages whole (iw_rx.c), answered as an unspecified operation error. */
-    if (be32(u + 14) != 0 || !last || bn < fixed) return IW_TERM_RDMAP_OP_UNSPECIFIED;
+    if (be32(u + 14) != 0 || !last || bn < fixed)
+        return IW_TERM_RDMAP_OP_UNSPECIFIED;
     if (op == IW_OP_ATOMIC_REQ && (b[3] & 0xF) != 0 && (b[3] & 0xF) != 2)
         return IW_TERM_RDMAP_UNEXPECTED_OPCODE; /* RFC 7306 §5.2.1 item 4 */
     return 0;
@@ -480,12 +491,14 @@ static void m_segment(run *r, const uint8_t *u, size_t n, bool crc_bad, bool mar
                 msn != m->qn3_msn ? IW_TERM_DDP_UT_MSN_RANGE : IW_TERM_RDMAP_UNEXPECTED_OPCODE;
             break;
         case IW_OP_TERMINATE:
-            if (msn != m->qn2_msn) hdr_term = IW_TERM_DDP_UT_MSN_RANGE;
+            if (msn != m->qn2_msn)
+                hdr_term = IW_TERM_DDP_UT_MSN_RANGE;
             break;
         }
     }
     o->pay = pay;
-    if (!o->place) o->pay = 0;
+    if (!o->place)
+        o->pay = 0;
     /* RFC 5044 §6: the CRC is the first verdict on an FPDU, then markers. */
     if (crc_bad) {
         o->term = IW_TERM_LLP_MPA_CRC;
@@ -529,7 +542,8 @@ static void m_segment(run *r, const uint8_t *u, size_t n, bool crc_bad, bool mar
         uint64_t ato = be64(h + 12);
         uint16_t t = m_tagged(m, L_RDMAP, be32(h + 8), ato, 8, IW_ACCESS_REMOTE_ATOMIC, &tgt);
         /* RFC 7306 §5.1: 64-bit aligned TO; §8.2 names the code. */
-        if (!t && (ato & 7)) t = IW_TERM_RDMAP_CATASTROPHIC_STREAM;
+        if (!t && (ato & 7))
+            t = IW_TERM_RDMAP_CATASTROPHIC_STREAM;
         if (t) {
             o->term = t;
             o->with_hdr = true; /* RFC 7306 §8.1: no RDMAP header copied */
@@ -580,7 +594,8 @@ static void m_complete(run *r, const uint8_t *u, size_t n, const m_out *o) {
     model *m = &r->m;
     unsigned op = u[1] & 0xF;
     bool last = u[0] & 0x40;
-    if (o->place) memcpy(r->shadow + o->place_off, u + n - o->pay, o->pay);
+    if (o->place)
+        memcpy(r->shadow + o->place_off, u + n - o->pay, o->pay);
     if (op == IW_OP_READ_RESP && last) {
         fz_ev *e = want_ev(r, IW_EV_READ_DONE);
         e->wr_id = m->ord[0].wr_id;
@@ -629,7 +644,8 @@ static void m_complete(run *r, const uint8_t *u, size_t n, const m_out *o) {
         e->term.m = b[2] & 0x80;
         e->term.d = b[2] & 0x40;
         e->term.r = b[2] & 0x20;
-        if (e->term.m || e->term.d) e->term.ddp_seg_len = be16(b + 4);
+        if (e->term.m || e->term.d)
+            e->term.ddp_seg_len = be16(b + 4);
         if (e->term.d) {
             e->term.hdr_len = (b[6] & 0x80) ? 14 : 18;
             memcpy(e->term.hdr, b + 6, e->term.hdr_len);
@@ -770,7 +786,8 @@ static void check_events(run *r) {
 }
 
 static void check_memory(run *r) {
-    if (memcmp(r->arena, r->shadow, ARENA) == 0) return;
+    if (memcmp(r->arena, r->shadow, ARENA) == 0)
+        return;
     for (size_t i = 0; i < ARENA; i++)
         if (r->arena[i] != r->shadow[i]) {
             fprintf(stderr, "arena octet %zu (slot %zu +%zu): 0x%02x, model 0x%02x\n", i, i / SLOT,
@@ -796,7 +813,8 @@ static void feed(run *r, const uint8_t *p, size_t n, uint8_t how) {
         s ^= s >> 17;
         s ^= s << 5;
         size_t cap = (how & 0x7F) ? 1 + s % (1u + (how & 0x7F) * 8u) : n - used;
-        if (cap > n - used) cap = n - used;
+        if (cap > n - used)
+            cap = n - used;
         if (verbose)
             fprintf(stderr, "    %s %zu of %zu\n",
                     (how & 0x7F) && (s & 0x10000) ? "recv" : "rx_iov", cap, n - used);
@@ -996,7 +1014,8 @@ static void step_seg(run *r, const uint8_t *rec, size_t step) {
     FUZZ_CHECK(sn > 0);
     size_t n = (size_t)sn;
     unsigned tr = (x >> 2) & 7;
-    if (tr && 4u * (tr - 1) < n) n = 4u * (tr - 1);
+    if (tr && 4u * (tr - 1) < n)
+        n = 4u * (tr - 1);
 
     /* Bad marker: only if a marker falls after the FPDU's first octet
      * (iw_peer_fpdu moves that one); it then points 4 octets off. */
@@ -1008,17 +1027,21 @@ static void step_seg(run *r, const uint8_t *rec, size_t step) {
                 marker_bad = true;
                 break;
             }
-    iw_peer_fpdu_opt fo = {.crc_xor = crc_bad ? 0x5A5A5A5Au : 0, .marker_delta = marker_bad ? 4 : 0};
+    iw_peer_fpdu_opt fo = {.crc_xor = crc_bad ? 0x5A5A5A5Au : 0,
+                           .marker_delta = marker_bad ? 4 : 0};
 
     /* The peer's sequence moves on as a conformant peer's would. */
     if (!msg.ddp.tagged && msg.ddp.msn == nat_msn && qn < 4) {
-        if (qn == 0 && msg.ddp.mo == nat_mo) m->peer_mo0 = msg.ddp.last ? 0 : nat_mo + plen;
-        if (msg.ddp.last) m->peer_msn[qn]++;
+        if (qn == 0 && msg.ddp.mo == nat_mo)
+            m->peer_mo0 = msg.ddp.last ? 0 : nat_mo + plen;
+        if (msg.ddp.last)
+            m->peer_msn[qn]++;
     }
 
     m_out out;
     bool was_term = m->terminated;
-    if (!was_term) m_segment(r, seg, n, crc_bad, marker_bad, &out);
+    if (!was_term)
+        m_segment(r, seg, n, crc_bad, marker_bad, &out);
 
     FUZZ_CHECK(iw_peer_fpdu(&r->peer, seg, n, &fo) == 0);
     take_peer(r, rec[8]);
@@ -1055,7 +1078,8 @@ static void step_seg(run *r, const uint8_t *rec, size_t step) {
                 r->want.n);
     free(seg);
     check_memory(r);
-    if (!(rec[8] & 0x80) || m->expect_term || m->terminated) drain(r);
+    if (!(rec[8] & 0x80) || m->expect_term || m->terminated)
+        drain(r);
     check_events(r);
     FUZZ_CHECK(!m->expect_term);
     FUZZ_CHECK((iw_conn_get_state(r->conn) == IW_CONN_RTS) == !m->terminated);
@@ -1065,7 +1089,8 @@ static void step(run *r, const uint8_t *rec, size_t stepno) {
     model *m = &r->m;
     switch (rec[0] % 10) {
     case 0: { /* REG */
-        if (m->n_mr == MAX_MR) return;
+        if (m->n_mr == MAX_MR)
+            return;
         size_t slot = rec[1] & 0xF, o = be16(rec + 2) % USABLE;
         uint64_t len = be16(rec + 4) % (USABLE - o + 1);
         uint64_t to;
@@ -1090,45 +1115,53 @@ static void step(run *r, const uint8_t *rec, size_t stepno) {
         int rc = iw_mr_reg(r->rnic, r->pd[pd], r->arena + off, len, to, acc, &stag);
         /* RFC 5041 §7.1 (5): a region may not wrap the TO space. */
         FUZZ_CHECK(rc == (to + len < to ? IW_ERR_INVALID_ARG : 0));
-        if (rc) return;
+        if (rc)
+            return;
         FUZZ_CHECK(m_lookup(m, stag) == NULL); /* a live STag is never handed out twice */
         m->mr[m->n_mr++] = (m_mr){stag, true, true, pd, off, len, to, acc};
         return;
     }
     case 1: { /* DEREG */
-        if (!m->n_mr) return;
+        if (!m->n_mr)
+            return;
         /* A stale entry's STag may name a newer region again once the
          * 8-bit key came round: the model looks the value up. */
         m_mr *cur = m_lookup(m, m->mr[rec[1] % m->n_mr].stag);
         FUZZ_CHECK(iw_mr_dereg(r->rnic, m->mr[rec[1] % m->n_mr].stag) ==
                    (cur ? 0 : IW_ERR_INVALID_ARG));
-        if (cur) cur->live = false;
+        if (cur)
+            cur->live = false;
         return;
     }
     case 2: { /* INVAL */
-        if (!m->n_mr) return;
+        if (!m->n_mr)
+            return;
         m_mr *mr = &m->mr[rec[1] % m->n_mr];
         m_mr *cur = m_lookup(m, mr->stag);
         int want = !cur                                  ? IW_ERR_INVALID_ARG
                    : (cur->access & IW_MR_NO_INVALIDATE) ? IW_ERR_PROTO
                                                          : 0;
         FUZZ_CHECK(iw_mr_invalidate(r->rnic, mr->stag) == want);
-        if (!want) cur->valid = false;
+        if (!want)
+            cur->valid = false;
         return;
     }
     case 3: { /* RECV */
-        if (m->n_rq == MAX_RQ) return;
+        if (m->n_rq == MAX_RQ)
+            return;
         size_t slot = rec[1] & 0xF, o = be16(rec + 2) % USABLE;
         uint32_t len = be16(rec + 4) % (uint32_t)(USABLE - o + 1);
         uint64_t wr = ++m->next_rq_wr;
         int rc = iw_conn_post_recv(r->conn, wr, r->arena + slot * SLOT + GUARD + o, len);
         FUZZ_CHECK(rc == (m->terminated ? IW_ERR_PROTO : 0));
-        if (rc) return;
+        if (rc)
+            return;
         m->rq[m->n_rq++] = (m_rq){.wr_id = wr, .off = slot * SLOT + GUARD + o, .len = len};
         return;
     }
     case 4: { /* READ: the engine reads from the peer into a local sink */
-        if (m->n_posted + m->n_ord >= MAX_READS) return;
+        if (m->n_posted + m->n_ord >= MAX_READS)
+            return;
         const m_mr *mr = m->n_mr ? &m->mr[rec[1] % m->n_mr] : NULL;
         m_read rd = {++r->next_read_wr,
                      mr ? mr->stag : 0x101,
@@ -1145,7 +1178,8 @@ static void step(run *r, const uint8_t *rec, size_t stepno) {
                          .local_to = rd.sink_to};
         int rc = iw_conn_post_send(r->conn, &wr);
         FUZZ_CHECK(rc == (m->terminated ? IW_ERR_PROTO : 0));
-        if (rc) return;
+        if (rc)
+            return;
         m->posted[m->n_posted++] = rd;
         m->cq[m->n_cq++] = rd.wr_id;
         drain(r); /* the Request goes out now if it may */
@@ -1235,7 +1269,8 @@ static void run_free(run *r) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     verbose = getenv("FUZZ_VERBOSE") != NULL;
-    if (size < 2) return 0;
+    if (size < 2)
+        return 0;
     size_t nrec = (size - 2) / REC;
     run a, b;
     run_input(&a, false, data[0], data[1], data + 2, nrec);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The Wireshark plugin (the sources in dissector/) under libwireshark's
  * epan, fed a fake TCP connection built from the input.
  *
@@ -32,7 +33,8 @@ static void build(fz_capture *c, uint8_t cfg, fuzz_in *in) {
     while (in->n && c->n < FRAMES_MAX) {
         uint8_t ctl = fuzz_u8(in);
         size_t len = fuzz_u16(in) % (SEG_MAX + 1);
-        if (len > in->n) len = in->n;
+        if (len > in->n)
+            len = in->n;
         int dir = ctl & 1;
         uint32_t seq = c->seq[dir];
         if (ctl & 0x02)
@@ -40,7 +42,8 @@ static void build(fz_capture *c, uint8_t cfg, fuzz_in *in) {
         else if (ctl & 0x04)
             seq = c->seq[dir] += (uint32_t)len; /* the segment before was lost */
         fz_capture_frame(c, dir, 0x18, seq, in->p, len);
-        if (!(ctl & 0x02)) c->seq[dir] = seq + (uint32_t)len;
+        if (!(ctl & 0x02))
+            c->seq[dir] = seq + (uint32_t)len;
         in->p += len;
         in->n -= len;
     }
@@ -54,7 +57,8 @@ static void walk(proto_node *node, gpointer data) {
     if (fi) {
         char label[ITEM_LABEL_LENGTH];
         proto_item_fill_label(fi, label);
-        if (fi->hfinfo && strncmp(fi->hfinfo->abbrev, "iwk_", 4) == 0) (*ours)++;
+        if (fi->hfinfo && strncmp(fi->hfinfo->abbrev, "iwk_", 4) == 0)
+            (*ours)++;
     }
     proto_tree_children_foreach(node, walk, data);
 }

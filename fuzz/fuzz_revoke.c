@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Registration changes interleaved with queued work (issue 16): regions
  * registered, deregistered and invalidated at any point while the peer's
  * Read Requests wait for their responses, our Sends and Writes wait in the
@@ -53,15 +54,15 @@
 #define MAX_POSTS 256
 
 typedef struct region {
-    uint8_t *map;     /* data pages + one PROT_NONE guard page */
+    uint8_t *map; /* data pages + one PROT_NONE guard page */
     size_t map_len;
     uint32_t len, stag;
     unsigned access;
-    bool other_pd;    /* registered in the second PD */
-    uint32_t id;      /* registration number: the pattern's seed */
-    bool mapped_rw;   /* false once deregistered or invalidated */
-    bool live;        /* registered and valid */
-    bool written;     /* a peer Write may have changed it */
+    bool other_pd;  /* registered in the second PD */
+    uint32_t id;    /* registration number: the pattern's seed */
+    bool mapped_rw; /* false once deregistered or invalidated */
+    bool live;      /* registered and valid */
+    bool written;   /* a peer Write may have changed it */
 } region;
 
 /* What each peer Read Request asked for: the response's sink STag is
@@ -73,7 +74,7 @@ typedef struct {
 
 /* Our posted Sends and Writes from regions, by the order they go out. */
 typedef struct {
-    region *src;       /* NULL: the harness's own memory */
+    region *src; /* NULL: the harness's own memory */
     uint32_t off, len;
     bool write;
 } post_ent;
@@ -83,7 +84,7 @@ typedef struct {
     uint32_t pd, pd2;
     iw_conn *c;
     iw_peer pe;
-    size_t fed;          /* octets of pe.out the engine has */
+    size_t fed; /* octets of pe.out the engine has */
     fz_bytes out;
     fz_evlog ev;
     region *regs[MAX_REGS];
@@ -353,8 +354,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     iw_peer_write(&r->pe, 0, 0, NULL, 0); /* lets the responder send (RFC 5044 §7.1.2 rule 4) */
     rv_feed(r, r->pe.out.len, false);
     rv_drain(r, SIZE_MAX);
-    const iw_conn_info *info = iw_conn_get_state(r->c) == IW_CONN_IDLE ? NULL
-                                                                       : iw_conn_get_info(r->c);
+    const iw_conn_info *info =
+        iw_conn_get_state(r->c) == IW_CONN_IDLE ? NULL : iw_conn_get_info(r->c);
 
     static const uint8_t zeros[65536];
     for (int steps = 0; in.n && steps < 400; steps++) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Terminate message, RFC 5040 §4.8 (layout) and RFC 6580 (triples).
  *
  * Input: the Terminate header that follows the DDP/RDMAP header. It is used
@@ -35,14 +36,18 @@ static size_t term_prefix(uint8_t *out, size_t outlen) {
  * mb/db/rb: where the M, D, R bits sit in the third octet. */
 static size_t model_len_bits(const uint8_t *b, size_t len, uint8_t mb, uint8_t db, uint8_t rb) {
     size_t need = IW_RDMAP_TERM_CTRL_LEN;
-    if (len < need) return 0;
+    if (len < need)
+        return 0;
     bool m = b[2] & mb, d = b[2] & db, r = b[2] & rb;
-    if (m || d) need += 2;
+    if (m || d)
+        need += 2;
     if (d) {
-        if (len < need + 1) return 0;
+        if (len < need + 1)
+            return 0;
         need += (b[need] & IW_DDP_CTRL_T) ? IW_DDP_TAGGED_HDR_LEN : IW_DDP_UNTAGGED_HDR_LEN;
     }
-    if (r) need += IW_RDMAP_READ_REQ_LEN;
+    if (r)
+        need += IW_RDMAP_READ_REQ_LEN;
     return len < need ? 0 : need;
 }
 
@@ -56,7 +61,8 @@ static size_t model_len(const uint8_t *b, size_t len) {
  * takes it exactly when the RFC reading has an unregistered triple or
  * reserved bits set, siw's has neither, and siw's sub-fields are all there. */
 static bool model_siw(const uint8_t *b, size_t len) {
-    if (len < IW_RDMAP_TERM_CTRL_LEN) return false;
+    if (len < IW_RDMAP_TERM_CTRL_LEN)
+        return false;
     bool rfc_sane = (b[2] & 0x1F) == 0 && b[3] == 0 &&
                     iw_term_is_registered(IW_TERM_TRIPLE(b[0] >> 4, b[0] & 0xF, b[1]));
     bool siw_sane = (b[2] >> 3) == 0 && b[3] == 0 &&
@@ -93,7 +99,8 @@ static void decode_path(const uint8_t *body, size_t len) {
     uint8_t *seg = malloc(IW_DDP_UNTAGGED_HDR_LEN + len);
     FUZZ_CHECK(seg != NULL);
     size_t hl = term_prefix(seg, IW_DDP_UNTAGGED_HDR_LEN);
-    if (len) memcpy(seg + hl, body, len);
+    if (len)
+        memcpy(seg + hl, body, len);
     iw_rdmap_msg m;
     iw_verdict v;
     iw_ssize r = iw_rdmap_decode(&m, seg, hl + len, &v);
@@ -167,7 +174,8 @@ static void encode_path(const uint8_t *data, size_t size) {
     t.rsvd = fuzz_u16(&in);
     t.ddp_seg_len = fuzz_u16(&in);
     t.ddp_raw_len = fuzz_u8(&in) % (IW_DDP_UNTAGGED_HDR_LEN + 1);
-    if (in.n < t.ddp_raw_len) return;
+    if (in.n < t.ddp_raw_len)
+        return;
     t.ddp_raw = t.ddp_raw_len ? in.p : NULL;
     in.p += t.ddp_raw_len;
     in.n -= t.ddp_raw_len;
@@ -187,8 +195,8 @@ static void encode_path(const uint8_t *data, size_t size) {
         FUZZ_CHECK(w == IW_ERR_INVALID_ARG);
         return;
     }
-    FUZZ_CHECK(w > 0 && (size_t)w == (t.siw_layout
-                                          ? model_len_bits(seg + hl, (size_t)w, 0x01, 0x02, 0x04)
+    FUZZ_CHECK(w > 0 &&
+               (size_t)w == (t.siw_layout ? model_len_bits(seg + hl, (size_t)w, 0x01, 0x02, 0x04)
                                           : model_len(seg + hl, (size_t)w)));
     /* Bytes read back in the order the decoder picks (model_siw); the
      * fields survive when that is the order they were written in. */

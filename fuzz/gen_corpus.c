@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Writes the seed corpora, fuzz/corpus/<target>/<name>, with the library's
  * own encoders: RFC 5044 Fig. 5/6 FPDUs, MPA v1/v2 frames, every RDMAP
  * opcode, Terminates with tagged and untagged copies, streams with markers
@@ -29,7 +30,8 @@ typedef struct {
 } bytes;
 
 static void b_reserve(bytes *b, size_t more) {
-    if (b->n + more <= b->cap) return;
+    if (b->n + more <= b->cap)
+        return;
     while (b->cap < b->n + more)
         b->cap = b->cap ? 2 * b->cap : 1024;
     b->p = realloc(b->p, b->cap);
@@ -37,12 +39,11 @@ static void b_reserve(bytes *b, size_t more) {
 }
 static void b_put(bytes *b, const void *p, size_t n) {
     b_reserve(b, n);
-    if (n) memcpy(b->p + b->n, p, n);
+    if (n)
+        memcpy(b->p + b->n, p, n);
     b->n += n;
 }
-static void b_u8(bytes *b, uint8_t v) {
-    b_put(b, &v, 1);
-}
+static void b_u8(bytes *b, uint8_t v) { b_put(b, &v, 1); }
 static void b_be(bytes *b, uint64_t v, int octets) {
     for (int i = octets - 1; i >= 0; i--)
         b_u8(b, (uint8_t)(v >> (8 * i)));
@@ -213,7 +214,8 @@ static iw_rdmap_term term_of(uint16_t triple, bool m, bool d, bool r, const uint
                        .ddp_seg_len = 46};
     t.ddp_raw = raw;
     t.ddp_raw_len = raw_len;
-    if (r) t.rreq = read_req_of();
+    if (r)
+        t.rreq = read_req_of();
     return t;
 }
 
@@ -339,7 +341,8 @@ static void term_save(const char *name, const iw_rdmap_term *t, const uint8_t *t
     uint8_t out[128];
     iw_ssize n = iw_rdmap_encode_term(out, sizeof out, t);
     GEN_CHECK(n > 0 && (size_t)n + tn <= sizeof out);
-    if (tn) memcpy(out + n, tail, tn);
+    if (tn)
+        memcpy(out + n, tail, tn);
     save("fuzz_terminate", name, out, (size_t)n + tn);
 }
 
@@ -1185,7 +1188,8 @@ static void gen_diff(void) {
         m.ddp.dv = (uint8_t)(m.ddp.dv | bad[i].ctl_or);
         m.rv = bad[i].rv;
         m.ddp.stag = 0x101, m.ddp.to = 0x1000, m.payload = payload, m.payload_len = 40;
-        if (bad[i].op == IW_OP_READ_REQ) m.u.read_req = read_req_of(), m.payload_len = 0;
+        if (bad[i].op == IW_OP_READ_REQ)
+            m.u.read_req = read_req_of(), m.payload_len = 0;
         size_t at = b.n;
         df_rec(&b, bad[i].flags, &m);
         if (bad[i].cut) { /* cut the ULPDU short, fixing its record length */
@@ -1240,7 +1244,8 @@ static void gen_diff(void) {
             m.ddp.msn = msns[k];
             m.ddp.stag = 0x101, m.ddp.to = 0x1000;
             m.payload = payload, m.payload_len = 16;
-            if (ops[k] == IW_OP_SEND_INV || ops[k] == IW_OP_SEND_SE_INV) m.ddp.rsvd_ulp2 = 0x101;
+            if (ops[k] == IW_OP_SEND_INV || ops[k] == IW_OP_SEND_SE_INV)
+                m.ddp.rsvd_ulp2 = 0x101;
             if (ops[k] == IW_OP_READ_REQ) {
                 m.u.read_req = (iw_rdmap_read_req){0x7701, 0x5000, 16, 0x101, 0x1000};
                 m.payload_len = 0;
@@ -1292,8 +1297,7 @@ static void gen_diff(void) {
     m = msg_of(IW_OP_WRITE, true, 0);
     m.ddp.stag = 0x101, m.ddp.to = 0x1000, m.payload = bulk, m.payload_len = sizeof bulk;
     df_rec(&b, 1 | 2, &m);
-    diff_save("regress_plugin_crc_bad_marker_verdict_too", DF_CRC | DF_MARKERS | DF_FRAMED, 2,
-              &b);
+    diff_save("regress_plugin_crc_bad_marker_verdict_too", DF_CRC | DF_MARKERS | DF_FRAMED, 2, &b);
     free(good.p);
     free(b.p);
 }
@@ -1365,7 +1369,8 @@ static void gen_agent(void) {
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
         size_t n = strlen(lines[i].line);
-        if (strcmp(lines[i].name, "agent_nul_inside") == 0) n += 1 + strlen("trailing");
+        if (strcmp(lines[i].name, "agent_nul_inside") == 0)
+            n += 1 + strlen("trailing");
         save("fuzz_agent", lines[i].name, (const uint8_t *)lines[i].line, n);
     }
 }

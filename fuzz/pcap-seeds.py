@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Seeds from captures.
 
     fuzz/pcap-seeds.py [--target fuzz_mpa_deframe|fuzz_plugin] OUT_DIR PCAP...

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Replays inputs through a harness without libFuzzer, so every build (gcc
  * included) runs the corpora as regression tests.
  *
@@ -42,7 +43,8 @@ static int replay_file(const char *path) {
     size_t got;
     while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
         n += got;
-        if (n == cap) buf = realloc(buf, cap *= 2);
+        if (n == cap)
+            buf = realloc(buf, cap *= 2);
     }
     int err = !buf || ferror(f);
     fclose(f);
@@ -54,7 +56,8 @@ static int replay_file(const char *path) {
     uint8_t *exact = fuzz_dup(buf, n);
     free(buf);
     current = path;
-    if (verbose) fprintf(stderr, "%s (%zu octets)\n", path, n);
+    if (verbose)
+        fprintf(stderr, "%s (%zu octets)\n", path, n);
     LLVMFuzzerTestOneInput(exact, n);
     free(exact);
     replayed++;
@@ -75,7 +78,8 @@ static int replay_dir(const char *dir) {
     size_t n = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.') continue;
+        if (e->d_name[0] == '.')
+            continue;
         names = realloc(names, (n + 1) * sizeof *names);
         FUZZ_CHECK(names != NULL);
         size_t len = strlen(dir) + 1 + strlen(e->d_name) + 1;

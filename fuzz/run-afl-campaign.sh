@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # AFL++ campaign over the fuzz targets: per target, a main instance and a
 # CmpLog secondary (-c) side by side for the given time, then a report of
 # each instance's stats and of every crash, replayed to show the invariant.

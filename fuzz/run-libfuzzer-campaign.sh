@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # libFuzzer campaign over the fuzz targets, then (with -m) corpus
 # minimization back into fuzz/corpus/<target>/.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # ctest driver for a fuzz-smoke test: a bounded libFuzzer run on a scratch
 # copy of the corpus (libFuzzer adds what it finds to the first corpus dir,
 # and the source tree must stay untouched). Crash inputs go to WORK/artifacts.

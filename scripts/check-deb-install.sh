@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Installs the toolkit's Debian package for real, in a fresh Debian 12
 # (debootstrap --variant=minbase bookworm) chroot, as a user would with apt,
 # and checks that the tools run and that tshark loads the plugin from

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Installs what iwarpkit needs on Debian 12 (bookworm). Idempotent: apt runs
 # only when a package is missing, so repeated runs cost nothing.
 #   scripts/deps.sh          build + test dependencies

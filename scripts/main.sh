@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The main job: build iwarpkit, start the reference implementation under test
 # (iwarp-target), run the whole conformance suite against it with
 # iwarp-conform, and say where the reports are. Exit status is the runner's:

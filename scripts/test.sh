@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs every test: a gcc build, then the same suite built with clang under
 # AddressSanitizer + UndefinedBehaviorSanitizer, where leaks fail the run.
 set -euo pipefail

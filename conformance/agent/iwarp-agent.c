@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarp-agent: the IUT agent protocol (docs/agent-protocol.md) over
  * rdma-core, so the conformance runner can drive any iWARP RNIC (Linux siw,
  * Chelsio, Intel) exactly as it drives iwarp-target. docs/iwarp-agent.md
@@ -264,8 +265,8 @@ static void wr_drop(agent *a, wr *w) {
 }
 
 static int recv_post(agent *a, wr *w) {
-    struct ibv_sge sge = {.addr = (uintptr_t)w->buf, .length = w->len,
-                          .lkey = w->mr ? w->mr->lkey : 0};
+    struct ibv_sge sge = {
+        .addr = (uintptr_t)w->buf, .length = w->len, .lkey = w->mr ? w->mr->lkey : 0};
     struct ibv_recv_wr rw = {.wr_id = w->id, .sg_list = &sge, .num_sge = w->len ? 1 : 0};
     struct ibv_recv_wr *bad = NULL;
     int rc = ibv_post_recv(a->id->qp, &rw, &bad);
@@ -297,9 +298,9 @@ static void event_from_wc(agent *a, const struct ibv_wc *wc) {
     }
     iw_jw *o = &b.j;
     iw_jw_obj_begin(o, NULL);
-    static const char *const names[] = {[WK_RECV] = "recv", [WK_SEND] = "send_done",
-                                        [WK_WRITE] = "write_done", [WK_READ] = "read_done",
-                                        [WK_ATOMIC] = "atomic_done", [WK_LINV] = "error"};
+    static const char *const names[] = {
+        [WK_RECV] = "recv",      [WK_SEND] = "send_done",     [WK_WRITE] = "write_done",
+        [WK_READ] = "read_done", [WK_ATOMIC] = "atomic_done", [WK_LINV] = "error"};
     iw_jw_str(o, "type", names[w->kind]);
     iw_jw_str(o, "status", va_wc_status_class(wc->status));
     iw_jw_uint(o, "id", w->id);
@@ -776,8 +777,9 @@ static void do_hello(agent *a, iw_jw *o) {
     iw_jw_bool(o, "atomics", dev && a->dattr.atomic_cap != IBV_ATOMIC_NONE);
     iw_jw_bool(o, "immediate", false); /* RFC 7306 Immediate Data: no verbs mapping */
     iw_jw_bool(o, "send_inv", dev && (a->dattr.device_cap_flags & IBV_DEVICE_MEM_MGT_EXTENSIONS));
-    iw_jw_bool(o, "local_inv", dev && (a->dattr.device_cap_flags & IBV_DEVICE_MEM_MGT_EXTENSIONS) &&
-                                   !a->prof.no_local_inv);
+    iw_jw_bool(o, "local_inv",
+               dev && (a->dattr.device_cap_flags & IBV_DEVICE_MEM_MGT_EXTENSIONS) &&
+                   !a->prof.no_local_inv);
     iw_agent_hello_extensions_begin(o);
     iw_jw_str(o, NULL, "mpa.verdict");
     iw_jw_str(o, NULL, "event.raw");
@@ -791,8 +793,7 @@ static void do_hello(agent *a, iw_jw *o) {
         static const char *const tr[] = {"infiniband", "iwarp", "usnic", "usnic_udp",
                                          "unspecified"};
         int t = a->ctx->device->transport_type;
-        static const char *const ps[] = {"nop", "down", "init", "armed", "active",
-                                         "active_defer"};
+        static const char *const ps[] = {"nop", "down", "init", "armed", "active", "active_defer"};
         iw_jw_obj_begin(o, "device");
         iw_jw_str(o, "name", a->dev_name);
         iw_jw_str(o, "driver", a->prof.name);
@@ -809,9 +810,10 @@ static void do_hello(agent *a, iw_jw *o) {
         iw_jw_uint(o, "max_qp_rd_atom", (uint64_t)a->dattr.max_qp_rd_atom);
         iw_jw_uint(o, "max_qp_init_rd_atom", (uint64_t)a->dattr.max_qp_init_rd_atom);
         iw_jw_uint(o, "max_qp_wr", (uint64_t)a->dattr.max_qp_wr);
-        iw_jw_str(o, "atomic_cap", a->dattr.atomic_cap == IBV_ATOMIC_NONE  ? "none"
-                                   : a->dattr.atomic_cap == IBV_ATOMIC_HCA ? "hca"
-                                                                           : "glob");
+        iw_jw_str(o, "atomic_cap",
+                  a->dattr.atomic_cap == IBV_ATOMIC_NONE  ? "none"
+                  : a->dattr.atomic_cap == IBV_ATOMIC_HCA ? "hca"
+                                                          : "glob");
         iw_jw_bool(o, "mem_mgt_extensions",
                    (a->dattr.device_cap_flags & IBV_DEVICE_MEM_MGT_EXTENSIONS) != 0);
         iw_jw_obj_end(o);
@@ -1144,8 +1146,7 @@ static bool line_has(const char *line, size_t len, const char *key) {
 }
 
 /* One request for iw_agent_srv (poll is deferred there). */
-static const char *handle_req(void *ctx, iw_agent_req *r, const char *line, size_t len,
-                              iw_jw *o) {
+static const char *handle_req(void *ctx, iw_agent_req *r, const char *line, size_t len, iw_jw *o) {
     agent *a = ctx;
     bool devop = r->op != IW_AGENT_HELLO && r->op != IW_AGENT_RESET;
     if (devop && !a->pd) {
@@ -1264,8 +1265,7 @@ int main(int argc, char **argv) {
     if (!a->ctx)
         fprintf(stderr, "iwarp-agent: no RDMA device%s%s: serving hello/reset/poll only\n",
                 a->opt.dev[0] ? " named " : "", a->opt.dev);
-    fprintf(stderr, "iwarp-agent: agent protocol on %s:%u\n", a->opt.agent_host,
-            a->opt.agent_port);
+    fprintf(stderr, "iwarp-agent: agent protocol on %s:%u\n", a->opt.agent_host, a->opt.agent_port);
 
     while (!stop_flag) {
         int timeout = iw_agent_srv_wait_ms(&a->srv, TICK_MS);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* RNIC profiles, MPA field verdicts and verbs names for iwarp-agent. */
 #include "va_map.h"
 
@@ -174,8 +175,8 @@ int va_mpa_classify(const va_profile *p, const iw_agent_mpa *m, bool passive, un
         if ((unsigned)m->ird > max_ird) {
             v->ird = (int)max_ird;
             vf_add(v, "ird", VA_IGNORED,
-                   "%d exceeds the device's max_qp_rd_atom %u; %u is used instead", m->ird,
-                   max_ird, max_ird);
+                   "%d exceeds the device's max_qp_rd_atom %u; %u is used instead", m->ird, max_ird,
+                   max_ird);
         } else {
             v->ird = m->ird;
             vf_add(v, "ird", VA_APPLIED, "rdma_conn_param.responder_resources = %d", m->ird);
@@ -327,11 +328,10 @@ void va_profile_caps_json(const va_profile *p, iw_jw *o) {
     iw_jw_bool(o, "crc", p->crc == VA_CRC_ON || p->crc == VA_CRC_PEER);
     /* Who decides each MPA knob on this device. */
     iw_jw_obj_begin(o, "mpa_control");
-    const char *drv = !dev                           ? "none"
-                      : p->driver == VA_DRV_CXGB4    ? "module_param"
-                      : p->driver == VA_DRV_SIW ||
-                              p->driver == VA_DRV_IRDMA ? "driver"
-                                                        : "unknown";
+    const char *drv = !dev                                                   ? "none"
+                      : p->driver == VA_DRV_CXGB4                            ? "module_param"
+                      : p->driver == VA_DRV_SIW || p->driver == VA_DRV_IRDMA ? "driver"
+                                                                             : "unknown";
     iw_jw_str(o, "rev", drv);
     iw_jw_str(o, "markers", drv);
     iw_jw_str(o, "crc", p->crc == VA_CRC_PEER ? "peer" : drv);
@@ -356,10 +356,11 @@ void va_profile_caps_json(const va_profile *p, iw_jw *o) {
     else
         iw_jw_null(o, "markers");
     iw_jw_bool(o, "rejects_markers", p->rejects_markers);
-    iw_jw_str(o, "crc", p->crc == VA_CRC_PEER   ? "peer"
-                        : p->crc == VA_CRC_ON  ? "on"
-                        : p->crc == VA_CRC_OFF ? "off"
-                                               : "unknown");
+    iw_jw_str(o, "crc",
+              p->crc == VA_CRC_PEER  ? "peer"
+              : p->crc == VA_CRC_ON  ? "on"
+              : p->crc == VA_CRC_OFF ? "off"
+                                     : "unknown");
     if (p->p2p >= 0)
         iw_jw_bool(o, "p2p", p->p2p == 1);
     else
@@ -524,8 +525,8 @@ unsigned va_access_to_ibv(unsigned acc, bool *added_local_write) {
         f |= IBV_ACCESS_REMOTE_WRITE;
     if (acc & IW_AGENT_ACC_REMOTE_ATOMIC)
         f |= IBV_ACCESS_REMOTE_ATOMIC;
-    bool add = (f & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-               !(f & IBV_ACCESS_LOCAL_WRITE);
+    bool add =
+        (f & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) && !(f & IBV_ACCESS_LOCAL_WRITE);
     if (add)
         f |= IBV_ACCESS_LOCAL_WRITE;
     if (added_local_write)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What iwarp-agent can and cannot make an RNIC do, in one pure module.
  *
  * Verbs (librdmacm + libibverbs) set IRD, ORD and the MPA private data of a
@@ -45,18 +46,18 @@ enum {
 
 typedef struct va_profile {
     va_driver driver;
-    const char *name;   /* "siw", "cxgb4", ... */
-    char source[96];    /* where the facts come from */
-    int rev;            /* MPA revision it initiates with; 0 unknown */
-    int resp_revs;      /* bit set of revisions it answers as responder (bit r); 0 unknown */
-    int markers;        /* it requests markers as initiator: 0/1, -1 unknown */
+    const char *name;     /* "siw", "cxgb4", ... */
+    char source[96];      /* where the facts come from */
+    int rev;              /* MPA revision it initiates with; 0 unknown */
+    int resp_revs;        /* bit set of revisions it answers as responder (bit r); 0 unknown */
+    int markers;          /* it requests markers as initiator: 0/1, -1 unknown */
     bool rejects_markers; /* answers an M=1 Request with a reject */
-    int crc;            /* VA_CRC_* */
-    int p2p;            /* it requests peer-to-peer as initiator: 0/1, -1 unknown */
-    int rtr;            /* RTR bits it proposes with p2p; 0 unknown */
-    int pd_max;         /* private data octets it carries in a rev 2 (enhanced) frame; 0 unknown */
-    bool inv_unseen;    /* receive completions never show IBV_WC_WITH_INV */
-    bool no_local_inv;  /* ibv_post_send refuses IBV_WR_LOCAL_INV */
+    int crc;              /* VA_CRC_* */
+    int p2p;              /* it requests peer-to-peer as initiator: 0/1, -1 unknown */
+    int rtr;              /* RTR bits it proposes with p2p; 0 unknown */
+    int pd_max;        /* private data octets it carries in a rev 2 (enhanced) frame; 0 unknown */
+    bool inv_unseen;   /* receive completions never show IBV_WC_WITH_INV */
+    bool no_local_inv; /* ibv_post_send refuses IBV_WR_LOCAL_INV */
 } va_profile;
 
 /* Fill p for a device. dev_name NULL: no device. sysfs_root is normally
@@ -79,7 +80,7 @@ typedef struct va_field {
 typedef struct va_verdict {
     va_field f[12];
     unsigned n;
-    int ird, ord; /* to pass as responder_resources / initiator_depth */
+    int ird, ord;  /* to pass as responder_resources / initiator_depth */
     char err[200]; /* non-empty: the request cannot be carried out */
 } va_verdict;
 

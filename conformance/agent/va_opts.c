@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarp-agent command line parsing. */
 #include "va_opts.h"
 
@@ -100,8 +101,7 @@ int va_opts_parse(va_opts *o, int argc, char *const *argv, char *err, size_t err
             char *e;
             unsigned long p = strtoul(val, &e, 10);
             if (!val[0] || *e || val[0] == '-' || val[0] == '+' || p < 1 || p > 255)
-                return opt_err(err, errlen, "--port wants a device port number 1..255, got",
-                               val);
+                return opt_err(err, errlen, "--port wants a device port number 1..255, got", val);
             o->port = (uint8_t)p;
         } else if (IS("listen-host")) {
             if (!val[0] || strlen(val) >= sizeof o->listen_host)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarp-agent command line (docs/iwarp-agent.md). Pure: no I/O, no
  * globals, so the unit tests can call it as often as they like. */
 #ifndef VA_OPTS_H
@@ -13,8 +14,8 @@
 typedef struct va_opts {
     char agent_host[VA_HOST_MAX]; /* agent protocol listener */
     uint16_t agent_port;
-    char dev[VA_DEV_MAX];         /* "" = the first iWARP device */
-    uint8_t port;                 /* RNIC port number (ibv_query_port) */
+    char dev[VA_DEV_MAX];          /* "" = the first iWARP device */
+    uint8_t port;                  /* RNIC port number (ibv_query_port) */
     char listen_host[VA_HOST_MAX]; /* address for a listen op that names none */
     bool once;
     bool verbose;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwk_vectors: libiwarp's encoders as test vectors for the Scapy layers.
  *
  * Prints one JSON object per line: the parameters of a message and the
@@ -376,12 +377,18 @@ static size_t build_msgs(iw_rdmap_msg *out, const char **ids) {
     memcpy(m.u.imm, "IMMDATA!", 8);
     ADD("imm-se");
     m = msg(untagged(true, IW_QN_READ_REQ, 2, 0), IW_OP_ATOMIC_REQ, 0);
-    m.u.atomic_req = (iw_rdmap_atomic_req){0, IW_ATOMIC_FETCH_ADD, 0x42, 0xCAFE, 0x8000,
-                                           5, 0, 0, 0xFFFFFFFFFFFFFFFFull};
+    m.u.atomic_req = (iw_rdmap_atomic_req){0, IW_ATOMIC_FETCH_ADD,  0x42, 0xCAFE, 0x8000, 5, 0,
+                                           0, 0xFFFFFFFFFFFFFFFFull};
     ADD("atomic-fetch-add");
-    m.u.atomic_req = (iw_rdmap_atomic_req){0, IW_ATOMIC_CMP_SWAP, 0x43, 0xCAFE, 0x8008,
-                                           0x1111111111111111ull, 0xFFFF0000FFFF0000ull,
-                                           0x2222222222222222ull, 0x00000000FFFFFFFFull};
+    m.u.atomic_req = (iw_rdmap_atomic_req){0,
+                                           IW_ATOMIC_CMP_SWAP,
+                                           0x43,
+                                           0xCAFE,
+                                           0x8008,
+                                           0x1111111111111111ull,
+                                           0xFFFF0000FFFF0000ull,
+                                           0x2222222222222222ull,
+                                           0x00000000FFFFFFFFull};
     ADD("atomic-cmp-swap");
     m.u.atomic_req = (iw_rdmap_atomic_req){0x0ABCDEF, 0x1, 0xFFFFFFFF, 1, 2, 3, 4, 5, 6};
     ADD("atomic-crafted-reserved");
@@ -412,7 +419,7 @@ static void vectors_rdmap(void) {
 }
 
 static void vectors_fpdu(void) {
-    static const uint32_t positions[] = {0,   4,    500,         508,        512,
+    static const uint32_t positions[] = {0,   4,    500,         508,         512,
                                          504, 1020, 0xFFFFFE00u, 0xFFFFFFF8u, 0xFFFFFFFCu};
     static const unsigned flag_sets[] = {0, IW_MPA_CRC, IW_MPA_MARKERS,
                                          IW_MPA_MARKERS | IW_MPA_CRC};
@@ -474,9 +481,9 @@ static void vectors_stream(void) {
                 iw_ssize hl = iw_rdmap_encode_hdr(g_seg, sizeof g_seg, &msgs[i]);
                 if (hl < 0)
                     die(ids[i], hl);
-                iw_ssize w = iw_mpa_fpdu_encode(wire + len, sizeof wire - len, pos, flag_sets[f],
-                                                g_seg, (size_t)hl, msgs[i].payload,
-                                                msgs[i].payload_len);
+                iw_ssize w =
+                    iw_mpa_fpdu_encode(wire + len, sizeof wire - len, pos, flag_sets[f], g_seg,
+                                       (size_t)hl, msgs[i].payload, msgs[i].payload_len);
                 if (w < 0)
                     die(ids[i], w);
                 len += (size_t)w;
@@ -509,9 +516,9 @@ static void vectors_crc(void) {
     /* Every length around the SIMD paths' block sizes. */
     fill_payload(sizeof buf, 0xC0FFEE);
     memcpy(buf, g_payload, sizeof buf);
-    static const size_t lens[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65,
-                                  127, 128, 129, 255, 256, 257, 511, 512, 513, 1023, 1024,
-                                  1025, 2048, 4095, 4096, 4097, 4200};
+    static const size_t lens[] = {0,   1,   2,   3,    4,    5,    7,    8,    9,    15,   16,  17,
+                                  31,  32,  33,  63,   64,   65,   127,  128,  129,  255,  256, 257,
+                                  511, 512, 513, 1023, 1024, 1025, 2048, 4095, 4096, 4097, 4200};
     for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
         snprintf(id, sizeof id, "crc/len-%zu", lens[i]);
         emit_crc(id, buf, lens[i]);
@@ -521,7 +528,7 @@ static void vectors_crc(void) {
 static void vectors_term_registry(void) {
 #define IW_X_(name, l, e, c, rfc, text)                                                            \
     printf("{\"id\":\"term/%s\",\"kind\":\"term\",\"name\":\"%s\",\"layer\":%u,\"etype\":%u,"      \
-           "\"code\":%u,\"text\":\"%s\"}\n",                                                     \
+           "\"code\":%u,\"text\":\"%s\"}\n",                                                       \
            #name, #name, l, e, c, text);
     IW_TERM_LIST(IW_X_)
 #undef IW_X_

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # ctest driver for the Scapy layers' tests. Exit 77 (ctest SKIP_RETURN_CODE)
 # when /usr/bin/python3 lacks scapy or pytest; pytest's exit 5 ("no tests
 # collected") is a failure. Environment: IWK_VECTORS (iwk_vectors binary),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarp-conform: the iWARP conformance runner (docs/conformance.md).
  *
  *   iwarp-conform --agent HOST:PORT [options]
@@ -44,49 +45,50 @@ enum {
 };
 
 static void usage(FILE *f) {
-    fputs("usage: iwarp-conform --agent HOST:PORT [options]\n"
-          "       iwarp-conform --list [--markdown|--json] [--cases DIR] [--filter GLOB]\n"
-          "\n"
-          "Runs the iWARP conformance cases against an implementation under test (IUT)\n"
-          "through the agent beside it (docs/conformance.md).\n"
-          "\n"
-          "  --agent HOST:PORT     the IUT's agent (agent protocol, docs/agent-protocol.md)\n"
-          "  --cases DIR           case scripts (default: the installed or source cases)\n"
-          "  --filter GLOB[,GLOB]  run cases whose id or area matches (e.g. 'stag.*,mpa')\n"
-          "  --out DIR             write results.json, junit.xml, report.html, pcaps/\n"
-          "  --deviations FILE     the IUT's expected deviations\n"
-          "  --iut-host HOST       where the IUT's RDMA listener is reachable (default: agent host)\n"
-          "  --local-host ADDR     our address as the IUT sees it, for IUT-initiator cases\n"
-          "                        (default: our end of the agent connection)\n"
-          "  --iut-port P[:Q]      the IUT listens on port P and we connect to port Q of\n"
-          "                        --iut-host (default: the port the agent picks; Q=P)\n"
-          "  --local-listen A:P    for IUT-initiator cases listen on A:P and tell the IUT\n"
-          "                        --local-host:P (a forwarded port; default: any port)\n"
-          "  --timeout-ms N        longest wait for one expectation (default 2000)\n"
-          "  --mpa-timeout-ms N    the IUT's MPA startup timeout, for slow cases (default 10000)\n"
-          "  --reply-settle-ms N   wait N ms after the IUT's MPA Reply before the first FPDU\n"
-          "                        (an IUT that loses FPDUs sent right after its Reply; default 0)\n"
-          "  --case-hook CMD       run the shell command CMD before each case, with the\n"
-          "                        case id in $IWC_CASE_ID (a failing hook is reported)\n"
-          "  --rfc SECTIONS        run the cases citing these sections or their subsections\n"
-          "                        ('RFC 5044 §8,RFC 5041 §7'; 'RFC 6581' for the whole RFC)\n"
-          "  --tag TAGS            run the cases with these tags: slow, choice, alternatives,\n"
-          "                        or a needs: word (atomics, markers, send_inv, ...)\n"
-          "  --repeat N            soak: run the selection N times (failures name the iteration)\n"
-          "  --duration S          soak: repeat the selection for at least S seconds\n"
-          "                        (--agent A,B,...: one runner per agent, all at once;\n"
-          "                        needs --out, reports in OUT/conn-N/)\n"
-          "  --slow                also run cases tagged slow (MPA startup timeouts)\n"
-          "  --list                list the cases and exit; --markdown / --json for formats,\n"
-          "                        --coverage for the RFC 6580 triples each case expects\n"
-          "  --color / --no-color  colour the console lines (default: on a terminal)\n"
-          "  -v, --verbose         trace steps (twice: every frame and agent request)\n"
-          "  --help, --version\n"
-          "\n"
-          "Exit status: 0 all passed (or failed as listed deviations), 1 failures or errors,\n"
-          "2 usage / case file / deviations file errors, 3 agent unreachable or lost (cases\n"
-          "not run), 4 listed deviations that passed (fixed), 5 every case skipped.\n",
-          f);
+    fputs(
+        "usage: iwarp-conform --agent HOST:PORT [options]\n"
+        "       iwarp-conform --list [--markdown|--json] [--cases DIR] [--filter GLOB]\n"
+        "\n"
+        "Runs the iWARP conformance cases against an implementation under test (IUT)\n"
+        "through the agent beside it (docs/conformance.md).\n"
+        "\n"
+        "  --agent HOST:PORT     the IUT's agent (agent protocol, docs/agent-protocol.md)\n"
+        "  --cases DIR           case scripts (default: the installed or source cases)\n"
+        "  --filter GLOB[,GLOB]  run cases whose id or area matches (e.g. 'stag.*,mpa')\n"
+        "  --out DIR             write results.json, junit.xml, report.html, pcaps/\n"
+        "  --deviations FILE     the IUT's expected deviations\n"
+        "  --iut-host HOST       where the IUT's RDMA listener is reachable (default: agent host)\n"
+        "  --local-host ADDR     our address as the IUT sees it, for IUT-initiator cases\n"
+        "                        (default: our end of the agent connection)\n"
+        "  --iut-port P[:Q]      the IUT listens on port P and we connect to port Q of\n"
+        "                        --iut-host (default: the port the agent picks; Q=P)\n"
+        "  --local-listen A:P    for IUT-initiator cases listen on A:P and tell the IUT\n"
+        "                        --local-host:P (a forwarded port; default: any port)\n"
+        "  --timeout-ms N        longest wait for one expectation (default 2000)\n"
+        "  --mpa-timeout-ms N    the IUT's MPA startup timeout, for slow cases (default 10000)\n"
+        "  --reply-settle-ms N   wait N ms after the IUT's MPA Reply before the first FPDU\n"
+        "                        (an IUT that loses FPDUs sent right after its Reply; default 0)\n"
+        "  --case-hook CMD       run the shell command CMD before each case, with the\n"
+        "                        case id in $IWC_CASE_ID (a failing hook is reported)\n"
+        "  --rfc SECTIONS        run the cases citing these sections or their subsections\n"
+        "                        ('RFC 5044 §8,RFC 5041 §7'; 'RFC 6581' for the whole RFC)\n"
+        "  --tag TAGS            run the cases with these tags: slow, choice, alternatives,\n"
+        "                        or a needs: word (atomics, markers, send_inv, ...)\n"
+        "  --repeat N            soak: run the selection N times (failures name the iteration)\n"
+        "  --duration S          soak: repeat the selection for at least S seconds\n"
+        "                        (--agent A,B,...: one runner per agent, all at once;\n"
+        "                        needs --out, reports in OUT/conn-N/)\n"
+        "  --slow                also run cases tagged slow (MPA startup timeouts)\n"
+        "  --list                list the cases and exit; --markdown / --json for formats,\n"
+        "                        --coverage for the RFC 6580 triples each case expects\n"
+        "  --color / --no-color  colour the console lines (default: on a terminal)\n"
+        "  -v, --verbose         trace steps (twice: every frame and agent request)\n"
+        "  --help, --version\n"
+        "\n"
+        "Exit status: 0 all passed (or failed as listed deviations), 1 failures or errors,\n"
+        "2 usage / case file / deviations file errors, 3 agent unreachable or lost (cases\n"
+        "not run), 4 listed deviations that passed (fixed), 5 every case skipped.\n",
+        f);
 }
 
 static int parse_hostport(const char *s, char *host, size_t hl, uint16_t *port) {
@@ -297,7 +299,8 @@ static bool filter_match(const char *filter, const iwc_case *c) {
     char *buf = strdup(filter);
     bool hit = false;
     char *save = NULL;
-    for (char *g = buf ? strtok_r(buf, ",", &save) : NULL; g && !hit; g = strtok_r(NULL, ",", &save))
+    for (char *g = buf ? strtok_r(buf, ",", &save) : NULL; g && !hit;
+         g = strtok_r(NULL, ",", &save))
         hit = iwc_glob(g, c->id) || iwc_glob(g, c->area);
     free(buf);
     return hit;
@@ -433,8 +436,8 @@ static int mkdir_p(const char *dir) {
 static const char *colour(iwc_status s, bool on) {
     if (!on)
         return "";
-    static const char *const c[] = {"\033[32m", "\033[31;1m", "\033[35;1m", "\033[90m",
-                                    "\033[33m", "\033[36m"};
+    static const char *const c[] = {"\033[32m", "\033[31;1m", "\033[35;1m",
+                                    "\033[90m", "\033[33m",   "\033[36m"};
     return (unsigned)s < 6 ? c[s] : "";
 }
 
@@ -470,7 +473,8 @@ static void print_line(const iwc_entry *e, int idx, int total, bool col) {
             printf("            (%d more in the reports)\n", e->r.nmsgs - 4);
     } else if (e->r.status == IWC_SKIP || e->r.status == IWC_DEVIATION ||
                e->r.status == IWC_NOTRUN) {
-        printf("            %s\n", e->r.status == IWC_DEVIATION ? e->r.deviation : iwc_result_reason(&e->r));
+        printf("            %s\n",
+               e->r.status == IWC_DEVIATION ? e->r.deviation : iwc_result_reason(&e->r));
     } else if (e->r.status == IWC_FIXED) {
         printf("            listed as an expected deviation but passed: remove it from the list\n");
     }
@@ -551,13 +555,12 @@ static int several_agents(int argc, char **argv, const char *agents, const char 
         free(av);
     }
     int worst = EXIT_OK;
-    static const int rank[] = {[EXIT_OK] = 0, [EXIT_NOTHING] = 1, [EXIT_FIXED] = 2,
-                               [EXIT_AGENT] = 3, [EXIT_USAGE] = 4, [EXIT_FAILURES] = 5};
+    static const int rank[] = {[EXIT_OK] = 0,    [EXIT_NOTHING] = 1, [EXIT_FIXED] = 2,
+                               [EXIT_AGENT] = 3, [EXIT_USAGE] = 4,   [EXIT_FAILURES] = 5};
     for (int c = 0; c < n; c++) {
         int st = 0;
-        int rc = pid[c] > 0 && waitpid(pid[c], &st, 0) == pid[c] && WIFEXITED(st)
-                     ? WEXITSTATUS(st)
-                     : EXIT_FAILURES;
+        int rc = pid[c] > 0 && waitpid(pid[c], &st, 0) == pid[c] && WIFEXITED(st) ? WEXITSTATUS(st)
+                                                                                  : EXIT_FAILURES;
         if (rc > EXIT_NOTHING)
             rc = EXIT_FAILURES;
         printf("connection %d (agent %s): exit %d, console %s/conn-%d.txt\n", c + 1, names[c], rc,
@@ -590,27 +593,60 @@ int main(int argc, char **argv) {
     int iut_port[2] = {0, 0};
     int timeout_ms = 2000, mpa_timeout_ms = 10000, reply_settle_ms = 0, verbose = 0, color = -1;
     bool slow = false, list = false, coverage = false;
-    enum { O_CASES = 256, O_FILTER, O_OUT, O_DEV, O_IUT, O_LOCAL, O_TMO, O_MPATMO, O_SLOW,
-           O_LIST, O_MD, O_JSON, O_COVERAGE, O_COLOR, O_NOCOLOR, O_VERSION, O_IUTPORT,
-           O_LLISTEN, O_SETTLE, O_HOOK, O_RFC, O_TAG, O_REPEAT, O_DURATION };
-    static const struct option opts[] = {
-        {"agent", required_argument, 0, 'a'},       {"cases", required_argument, 0, O_CASES},
-        {"filter", required_argument, 0, O_FILTER}, {"out", required_argument, 0, O_OUT},
-        {"deviations", required_argument, 0, O_DEV}, {"iut-host", required_argument, 0, O_IUT},
-        {"local-host", required_argument, 0, O_LOCAL}, {"timeout-ms", required_argument, 0, O_TMO},
-        {"mpa-timeout-ms", required_argument, 0, O_MPATMO}, {"slow", no_argument, 0, O_SLOW},
-        {"list", no_argument, 0, O_LIST},           {"markdown", no_argument, 0, O_MD},
-        {"json", no_argument, 0, O_JSON},           {"coverage", no_argument, 0, O_COVERAGE},
-        {"color", no_argument, 0, O_COLOR},
-        {"no-color", no_argument, 0, O_NOCOLOR},    {"verbose", no_argument, 0, 'v'},
-        {"help", no_argument, 0, 'h'},              {"version", no_argument, 0, O_VERSION},
-        {"iut-port", required_argument, 0, O_IUTPORT},
-        {"local-listen", required_argument, 0, O_LLISTEN},
-        {"reply-settle-ms", required_argument, 0, O_SETTLE},
-        {"case-hook", required_argument, 0, O_HOOK},
-        {"rfc", required_argument, 0, O_RFC},       {"tag", required_argument, 0, O_TAG},
-        {"repeat", required_argument, 0, O_REPEAT}, {"duration", required_argument, 0, O_DURATION},
-        {0, 0, 0, 0}};
+    enum {
+        O_CASES = 256,
+        O_FILTER,
+        O_OUT,
+        O_DEV,
+        O_IUT,
+        O_LOCAL,
+        O_TMO,
+        O_MPATMO,
+        O_SLOW,
+        O_LIST,
+        O_MD,
+        O_JSON,
+        O_COVERAGE,
+        O_COLOR,
+        O_NOCOLOR,
+        O_VERSION,
+        O_IUTPORT,
+        O_LLISTEN,
+        O_SETTLE,
+        O_HOOK,
+        O_RFC,
+        O_TAG,
+        O_REPEAT,
+        O_DURATION
+    };
+    static const struct option opts[] = {{"agent", required_argument, 0, 'a'},
+                                         {"cases", required_argument, 0, O_CASES},
+                                         {"filter", required_argument, 0, O_FILTER},
+                                         {"out", required_argument, 0, O_OUT},
+                                         {"deviations", required_argument, 0, O_DEV},
+                                         {"iut-host", required_argument, 0, O_IUT},
+                                         {"local-host", required_argument, 0, O_LOCAL},
+                                         {"timeout-ms", required_argument, 0, O_TMO},
+                                         {"mpa-timeout-ms", required_argument, 0, O_MPATMO},
+                                         {"slow", no_argument, 0, O_SLOW},
+                                         {"list", no_argument, 0, O_LIST},
+                                         {"markdown", no_argument, 0, O_MD},
+                                         {"json", no_argument, 0, O_JSON},
+                                         {"coverage", no_argument, 0, O_COVERAGE},
+                                         {"color", no_argument, 0, O_COLOR},
+                                         {"no-color", no_argument, 0, O_NOCOLOR},
+                                         {"verbose", no_argument, 0, 'v'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {"version", no_argument, 0, O_VERSION},
+                                         {"iut-port", required_argument, 0, O_IUTPORT},
+                                         {"local-listen", required_argument, 0, O_LLISTEN},
+                                         {"reply-settle-ms", required_argument, 0, O_SETTLE},
+                                         {"case-hook", required_argument, 0, O_HOOK},
+                                         {"rfc", required_argument, 0, O_RFC},
+                                         {"tag", required_argument, 0, O_TAG},
+                                         {"repeat", required_argument, 0, O_REPEAT},
+                                         {"duration", required_argument, 0, O_DURATION},
+                                         {0, 0, 0, 0}};
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":a:vh", opts, NULL)) != -1) {
@@ -644,7 +680,8 @@ int main(int argc, char **argv) {
                 *q++ = 0;
             if (strlen(optarg) >= sizeof p || parse_int(p, 1, 65535, &iut_port[0]) < 0 ||
                 parse_int(q ? q : p, 1, 65535, &iut_port[1]) < 0) {
-                fprintf(stderr, "iwarp-conform: --iut-port wants PORT or PORT:PORT (1..65535), got '%s'\n",
+                fprintf(stderr,
+                        "iwarp-conform: --iut-port wants PORT or PORT:PORT (1..65535), got '%s'\n",
                         optarg);
                 return EXIT_USAGE;
             }
@@ -661,8 +698,9 @@ int main(int argc, char **argv) {
             break;
         case O_TAG:
             if (!tags_valid(optarg)) {
-                fprintf(stderr, "iwarp-conform: --tag '%s': known tags are slow, choice, "
-                                "alternatives and the needs: words (atomics, markers, ...)\n",
+                fprintf(stderr,
+                        "iwarp-conform: --tag '%s': known tags are slow, choice, "
+                        "alternatives and the needs: words (atomics, markers, ...)\n",
                         optarg);
                 return EXIT_USAGE;
             }
@@ -683,7 +721,8 @@ int main(int argc, char **argv) {
             break;
         case O_SETTLE:
             if (parse_int(optarg, 0, 10000, &reply_settle_ms) < 0) {
-                fprintf(stderr, "iwarp-conform: --reply-settle-ms wants 0..10000, got '%s'\n", optarg);
+                fprintf(stderr, "iwarp-conform: --reply-settle-ms wants 0..10000, got '%s'\n",
+                        optarg);
                 return EXIT_USAGE;
             }
             break;
@@ -763,8 +802,8 @@ int main(int argc, char **argv) {
     }
     char ll_host[64] = "";
     uint16_t ll_port = 0;
-    if (local_listen && (parse_hostport(local_listen, ll_host, sizeof ll_host, &ll_port) < 0 ||
-                         ll_port == 0)) {
+    if (local_listen &&
+        (parse_hostport(local_listen, ll_host, sizeof ll_host, &ll_port) < 0 || ll_port == 0)) {
         fprintf(stderr, "iwarp-conform: --local-listen wants ADDR:PORT, got '%s'\n", local_listen);
         return EXIT_USAGE;
     }
@@ -850,7 +889,9 @@ int main(int argc, char **argv) {
     if (!iut_port[1])
         numeric_host(env.iut_host, env.iut_listen_host, sizeof env.iut_listen_host);
     snprintf(env.local_host, sizeof env.local_host, "%s",
-             local_host ? local_host : agent.local_addr[0] ? agent.local_addr : "127.0.0.1");
+             local_host            ? local_host
+             : agent.local_addr[0] ? agent.local_addr
+                                   : "127.0.0.1");
     env.iut_listen_port = (uint16_t)iut_port[0];
     env.iut_connect_port = (uint16_t)iut_port[1];
     if (local_listen) {
@@ -1017,8 +1058,7 @@ int main(int argc, char **argv) {
                 if (iwc_pcap_write(path, &e->r.cap, err, sizeof err) == 0) {
                     if (!e->pcap)
                         e->pcap = iwc_strf("pcaps/%s.pcap", e->c.id);
-                }
-                else
+                } else
                     fprintf(stderr, "iwarp-conform: pcap: %s\n", err);
             }
             if (!again) {
@@ -1099,7 +1139,8 @@ int main(int argc, char **argv) {
         if (!known) {
             char *w = iwc_strf("%s:%d: deviation '%s' names no known case", dev_file,
                                devs.v[i].line, devs.v[i].id);
-            char **nw = w ? realloc(meta.warnings, (size_t)(meta.nwarnings + 1) * sizeof *nw) : NULL;
+            char **nw =
+                w ? realloc(meta.warnings, (size_t)(meta.nwarnings + 1) * sizeof *nw) : NULL;
             if (nw) {
                 meta.warnings = nw;
                 meta.warnings[meta.nwarnings++] = w;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Agent protocol client: see iwc_agent.h. */
 #include "iwc_agent.h"
 
@@ -226,7 +227,8 @@ int iwc_agent_hello(iwc_agent *a, int timeout_ms) {
     c->atomics = caps_bool(&d, caps, "atomics");
     c->immediate = caps_bool(&d, caps, "immediate");
     c->send_inv = caps_bool(&d, caps, "send_inv");
-    c->local_inv = !(caps && iw_json_get(&d, caps, "local_inv")) || caps_bool(&d, caps, "local_inv");
+    c->local_inv =
+        !(caps && iw_json_get(&d, caps, "local_inv")) || caps_bool(&d, caps, "local_inv");
     const iw_json *ext = caps ? iw_json_get(&d, caps, "extensions") : NULL;
     for (const iw_json *e = ext ? iw_json_first(&d, ext) : NULL; e; e = iw_json_next(&d, e)) {
         if (e->type != IW_JSON_STR)
@@ -244,8 +246,8 @@ int iwc_agent_hello(iwc_agent *a, int timeout_ms) {
     }
     iw_json_free(&d);
     if (c->version != 1) {
-        snprintf(a->err, sizeof a->err, "the agent speaks protocol version %u; this runner speaks 1",
-                 c->version);
+        snprintf(a->err, sizeof a->err,
+                 "the agent speaks protocol version %u; this runner speaks 1", c->version);
         return -1;
     }
     return 0;

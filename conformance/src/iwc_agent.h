@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The runner's side of the agent protocol (shared/design/agent-protocol.md,
  * docs/agent-protocol.md): one JSON request line out, one response line in,
  * over a TCP control connection. While it waits, the caller's idle hook
@@ -43,14 +44,14 @@ typedef struct iwc_idle {
 
 typedef struct iwc_agent {
     int fd;
-    char *in;         /* received, not yet returned */
+    char *in; /* received, not yet returned */
     size_t in_len, in_cap;
     iwc_caps caps;
     char local_addr[64]; /* our address on the control connection */
     char err[256];
-    char last[1024];     /* the last response line (cut), for traces */
-    size_t last_len;     /* its whole length */
-    char hello[1024];    /* the hello response line (cut), for provenance */
+    char last[1024];  /* the last response line (cut), for traces */
+    size_t last_len;  /* its whole length */
+    char hello[1024]; /* the hello response line (cut), for provenance */
 } iwc_agent;
 
 /* Connect to host:port (numeric or a name), retrying until timeout_ms. */
@@ -78,7 +79,7 @@ typedef struct iwc_req {
     size_t len;
 } iwc_req;
 int iwc_req_begin(iwc_req *r, const char *op); /* opens the object, writes "op" */
-const char *iwc_req_end(iwc_req *r);             /* closes it; text valid until free */
+const char *iwc_req_end(iwc_req *r);           /* closes it; text valid until free */
 void iwc_req_free(iwc_req *r);
 
 #endif

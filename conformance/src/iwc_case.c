@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Case script parser: see iwc_case.h and docs/conformance.md. Pure: no I/O,
  * no globals; every input, however broken, ends in a message naming its
  * line. */
@@ -15,22 +16,19 @@
 
 /* ---- names ---- */
 
-static const char *const send_names[] = {
-    NULL,
+static const char *const send_names[] = {NULL,
 #define IWC_X_(n, s) s,
-    IWC_SEND_LIST(IWC_X_)
+                                         IWC_SEND_LIST(IWC_X_)
 #undef IWC_X_
 };
-static const char *const expect_names[] = {
-    NULL,
+static const char *const expect_names[] = {NULL,
 #define IWC_X_(n, s) s,
-    IWC_EXPECT_LIST(IWC_X_)
+                                           IWC_EXPECT_LIST(IWC_X_)
 #undef IWC_X_
 };
-static const char *const agent_names[] = {
-    NULL,
+static const char *const agent_names[] = {NULL,
 #define IWC_X_(n, s) s,
-    IWC_AGENT_LIST(IWC_X_)
+                                          IWC_AGENT_LIST(IWC_X_)
 #undef IWC_X_
 };
 static const char *const needs_names[] = {
@@ -69,51 +67,95 @@ typedef struct keyspec {
 } keyspec;
 
 static const keyspec keyspecs[] = {
-    {"stag", T_E, NULL},           {"to", T_E, NULL},
-    {"len", T_E, NULL},            {"data", T_D, NULL},
-    {"qn", T_E, NULL},             {"msn", T_E, NULL},
-    {"mo", T_E, NULL},             {"inv", T_E, NULL},
-    {"last", T_E, NULL},           {"dv", T_E, NULL},
-    {"rv", T_E, NULL},             {"opcode", T_E, NULL},
-    {"tagged", T_E, NULL},         {"rsvd", T_E, NULL},
-    {"rsv", T_E, NULL},            {"trunc", T_E, NULL},
-    {"extra", T_E, NULL},          {"ulpdu-len", T_E, NULL},
-    {"marker.fpduptr", T_E, NULL}, {"marker.lead", T_E, NULL},
-    {"pad", T_E, NULL},            {"crc", T_W | T_E, "good|bad|zero"},
-    {"split", T_L, NULL},          {"hold", T_E, NULL},
-    {"repeat", T_E, NULL},         {"seg", T_E, NULL},
+    {"stag", T_E, NULL},
+    {"to", T_E, NULL},
+    {"len", T_E, NULL},
+    {"data", T_D, NULL},
+    {"qn", T_E, NULL},
+    {"msn", T_E, NULL},
+    {"mo", T_E, NULL},
+    {"inv", T_E, NULL},
+    {"last", T_E, NULL},
+    {"dv", T_E, NULL},
+    {"rv", T_E, NULL},
+    {"opcode", T_E, NULL},
+    {"tagged", T_E, NULL},
+    {"rsvd", T_E, NULL},
+    {"rsv", T_E, NULL},
+    {"trunc", T_E, NULL},
+    {"extra", T_E, NULL},
+    {"ulpdu-len", T_E, NULL},
+    {"marker.fpduptr", T_E, NULL},
+    {"marker.lead", T_E, NULL},
+    {"pad", T_E, NULL},
+    {"crc", T_W | T_E, "good|bad|zero"},
+    {"split", T_L, NULL},
+    {"hold", T_E, NULL},
+    {"repeat", T_E, NULL},
+    {"seg", T_E, NULL},
     {"cut", T_E, NULL},
-    {"sink-stag", T_E, NULL},      {"sink-to", T_E, NULL},
-    {"size", T_E, NULL},           {"src-stag", T_E, NULL},
-    {"src-to", T_E, NULL},         {"op", T_E | T_W, "fetch-add|cmp-swap"},
-    {"add", T_E, NULL},            {"add-mask", T_E, NULL},
-    {"swap", T_E, NULL},           {"swap-mask", T_E, NULL},
-    {"compare", T_E, NULL},        {"compare-mask", T_E, NULL},
-    {"req-id", T_E, NULL},         {"orig", T_E, NULL},
-    {"m", T_E | T_W, "any"},       {"c", T_E, NULL},
-    {"d", T_E | T_W, "any"},       {"r", T_E | T_W, "any"},
-    {"seglen", T_E, NULL},         {"hdr", T_D | T_W, "auto|none"},
-    {"key", T_W, NULL},            {"s", T_E, NULL},
-    {"res", T_E, NULL},            {"rev", T_E, NULL},
-    {"p2p", T_E, NULL},            {"rtr", T_W, NULL},
-    {"ird", T_E, NULL},            {"ord", T_E, NULL},
-    {"pd", T_D | T_E, NULL},       {"pd-len", T_E, NULL},
-    {"rtr-send", T_E, NULL},       {"rtr-write", T_E, NULL},
-    {"rtr-read", T_E, NULL},       {"of", T_E, NULL},
-    {"optional", T_E, NULL},       {"after", T_W, "none|any"},
-    {"event", T_W, "yes|no"},      {"silent", T_E, NULL},
-    {"within", T_E, NULL},         {"ms", T_E, NULL},
-    {"at", T_E, NULL},             {"value", T_E, NULL},
-    {"count", T_E, NULL},          {"kind", T_W, "send|send_se|send_inv|send_se_inv|write|read|fetch_add|cmp_swap|immediate|immediate_se"},
-    {"remote_stag", T_E, NULL},    {"remote_to", T_E, NULL},
-    {"inv_stag", T_E, NULL},       {"add_mask", T_E, NULL},
-    {"swap_mask", T_E, NULL},      {"compare_mask", T_E, NULL},
-    {"sink_stag", T_E, NULL},      {"sink_to", T_E, NULL},
-    {"imm", T_D, NULL},            {"solicited", T_E, NULL},
+    {"sink-stag", T_E, NULL},
+    {"sink-to", T_E, NULL},
+    {"size", T_E, NULL},
+    {"src-stag", T_E, NULL},
+    {"src-to", T_E, NULL},
+    {"op", T_E | T_W, "fetch-add|cmp-swap"},
+    {"add", T_E, NULL},
+    {"add-mask", T_E, NULL},
+    {"swap", T_E, NULL},
+    {"swap-mask", T_E, NULL},
+    {"compare", T_E, NULL},
+    {"compare-mask", T_E, NULL},
+    {"req-id", T_E, NULL},
+    {"orig", T_E, NULL},
+    {"m", T_E | T_W, "any"},
+    {"c", T_E, NULL},
+    {"d", T_E | T_W, "any"},
+    {"r", T_E | T_W, "any"},
+    {"seglen", T_E, NULL},
+    {"hdr", T_D | T_W, "auto|none"},
+    {"key", T_W, NULL},
+    {"s", T_E, NULL},
+    {"res", T_E, NULL},
+    {"rev", T_E, NULL},
+    {"p2p", T_E, NULL},
+    {"rtr", T_W, NULL},
+    {"ird", T_E, NULL},
+    {"ord", T_E, NULL},
+    {"pd", T_D | T_E, NULL},
+    {"pd-len", T_E, NULL},
+    {"rtr-send", T_E, NULL},
+    {"rtr-write", T_E, NULL},
+    {"rtr-read", T_E, NULL},
+    {"of", T_E, NULL},
+    {"optional", T_E, NULL},
+    {"after", T_W, "none|any"},
+    {"event", T_W, "yes|no"},
+    {"silent", T_E, NULL},
+    {"within", T_E, NULL},
+    {"ms", T_E, NULL},
+    {"at", T_E, NULL},
+    {"value", T_E, NULL},
+    {"count", T_E, NULL},
+    {"kind", T_W,
+     "send|send_se|send_inv|send_se_inv|write|read|fetch_add|cmp_swap|immediate|immediate_se"},
+    {"remote_stag", T_E, NULL},
+    {"remote_to", T_E, NULL},
+    {"inv_stag", T_E, NULL},
+    {"add_mask", T_E, NULL},
+    {"swap_mask", T_E, NULL},
+    {"compare_mask", T_E, NULL},
+    {"sink_stag", T_E, NULL},
+    {"sink_to", T_E, NULL},
+    {"imm", T_D, NULL},
+    {"solicited", T_E, NULL},
     /* setup lines */
-    {"markers", T_E, NULL},        {"reject", T_E, NULL},
-    {"timeout_ms", T_E, NULL},     {"rtr-use", T_W, "send|write|read"},
-    {"access", T_W, NULL},         {"fill", T_E, NULL},
+    {"markers", T_E, NULL},
+    {"reject", T_E, NULL},
+    {"timeout_ms", T_E, NULL},
+    {"rtr-use", T_W, "send|write|read"},
+    {"access", T_W, NULL},
+    {"fill", T_E, NULL},
     {"pd-size", T_E, NULL},
 };
 
@@ -150,7 +192,7 @@ static const char *const expect_keys[] = {
     /* MPA_REPLY */ "key m c r s res rev p2p rtr-send rtr-write rtr-read ird ord pd pd-len",
     /* MPA_REQUEST */ "key m c r s res rev p2p rtr-send rtr-write rtr-read ird ord pd pd-len",
     /* FPDU */ FPDU_FIELDS,
-    /* EVENT */ NULL, /* open: agent event fields */
+    /* EVENT */ NULL,    /* open: agent event fields */
     /* NO_EVENT */ NULL, /* open, plus within= */
     /* REGION */ "at len data",
     /* PEER_REGION */ "at len data",
@@ -174,8 +216,8 @@ static const char *const agent_keys[] = {
 
 /* Expect lines that compare (<=, >=, !=) rather than only set. */
 static bool expect_cmp_ok(unsigned sub) {
-    return sub == IWC_EXPECT_MPA_REPLY || sub == IWC_EXPECT_MPA_REQUEST ||
-           sub == IWC_EXPECT_FPDU || sub == IWC_EXPECT_EVENT || sub == IWC_EXPECT_PEER_U64;
+    return sub == IWC_EXPECT_MPA_REPLY || sub == IWC_EXPECT_MPA_REQUEST || sub == IWC_EXPECT_FPDU ||
+           sub == IWC_EXPECT_EVENT || sub == IWC_EXPECT_PEER_U64;
 }
 
 static const keyspec *keyspec_find(const char *k) {
@@ -226,7 +268,8 @@ typedef struct parser {
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static int fail(parser *p, const char *fmt, ...) {
+static int
+fail(parser *p, const char *fmt, ...) {
     if (p->failed)
         return -1;
     p->failed = true;
@@ -364,8 +407,9 @@ static int parse_outcomes(parser *p, const char *what, const char *v, char sep, 
             return fail(p, "%s: '%s' is not an outcome (a triple L/E/C, drop, unchecked, closed)",
                         what, item);
         if (o->kind == IWC_OUT_TERM && !iwc_triple_registered(o->triple))
-            return fail(p, "%s: %s is not in the RFC 6580 registry (RFC 5040 §4.8: layer 0 "
-                           "RDMAP, 1 DDP, 2 LLP, each with its own error types)",
+            return fail(p,
+                        "%s: %s is not in the RFC 6580 registry (RFC 5040 §4.8: layer 0 "
+                        "RDMAP, 1 DDP, 2 LLP, each with its own error types)",
                         what, item);
         for (uint8_t i = 0; i < *nout; i++)
             if (iwc_outcome_eq(&out[i], o))
@@ -403,12 +447,12 @@ static int parse_expr(parser *p, const char *key, const char *s, iwc_expr *e) {
         if (s[0] == '$') {
             const char *dot = memchr(s, '.', n);
             if (!dot)
-                return fail(p, "%s: '%.*s' wants $REGION.field (stag, to, len, end)", key,
-                            (int)n, s);
+                return fail(p, "%s: '%.*s' wants $REGION.field (stag, to, len, end)", key, (int)n,
+                            s);
             int ri = region_index(p->c, s + 1, (size_t)(dot - s - 1));
             if (ri < 0)
-                return fail(p, "%s: no region named '%.*s' (declare it with 'region:' first)",
-                            key, (int)(dot - s - 1), s + 1);
+                return fail(p, "%s: no region named '%.*s' (declare it with 'region:' first)", key,
+                            (int)(dot - s - 1), s + 1);
             size_t fl = n - (size_t)(dot + 1 - s);
             const char *f = dot + 1;
             static const char *const fields[] = {NULL, "stag", "to", "len", "end"};
@@ -417,14 +461,14 @@ static int parse_expr(parser *p, const char *key, const char *s, iwc_expr *e) {
                 if (strlen(fields[i]) == fl && !strncmp(fields[i], f, fl))
                     fi = i;
             if (fi < 0)
-                return fail(p, "%s: unknown region field '%.*s' (stag, to, len, end)", key,
-                            (int)fl, f);
+                return fail(p, "%s: unknown region field '%.*s' (stag, to, len, end)", key, (int)fl,
+                            f);
             t->ref = true;
             t->region = (uint8_t)ri;
             t->field = (uint8_t)fi;
         } else if (!parse_u64(s, n, &t->num)) {
-            return fail(p, "%s: '%.*s' is not a number (decimal or 0x hex, 64 bits)", key,
-                        (int)n, s);
+            return fail(p, "%s: '%.*s' is not a number (decimal or 0x hex, 64 bits)", key, (int)n,
+                        s);
         }
         e->n++;
         s += n;
@@ -500,7 +544,7 @@ static int parse_data(parser *p, const char *key, const char *s, iwc_data *d) {
 #define TOK_MAX 48
 
 typedef struct tok {
-    char *s;     /* NUL-terminated, inside the line copy */
+    char *s; /* NUL-terminated, inside the line copy */
     bool quoted;
 } tok;
 
@@ -616,8 +660,8 @@ static int parse_arg(parser *p, const tok *t, const char *allowed, bool cmp_ok, 
         types = T_W;
         words = NULL;
     }
-    bool looks_data = !strncmp(v, "pat:", 4) || !strncmp(v, "hex:", 4) ||
-                      !strncmp(v, "fill:", 5) || v[0] == '@' || !strcmp(v, "zero");
+    bool looks_data = !strncmp(v, "pat:", 4) || !strncmp(v, "hex:", 4) || !strncmp(v, "fill:", 5) ||
+                      v[0] == '@' || !strcmp(v, "zero");
     if ((types & T_W) && words && in_words(words, v)) {
         a->type = IWC_V_WORD;
         a->word = dupn(v, strlen(v));
@@ -746,8 +790,8 @@ static int parse_rfc(parser *p, char *v) {
             if (p->c->nrfc == IWC_RFC_MAX)
                 return fail(p, "more than %d RFC sections", IWC_RFC_MAX);
             if (strncmp(s, "RFC ", 4) || s[4] < '0' || s[4] > '9')
-                return fail(p, "RFC section '%.*s' must start with 'RFC <number>'",
-                            (int)(end - s), s);
+                return fail(p, "RFC section '%.*s' must start with 'RFC <number>'", (int)(end - s),
+                            s);
             p->c->rfc[p->c->nrfc] = dupn(s, (size_t)(end - s));
             if (!p->c->rfc[p->c->nrfc++])
                 return fail(p, "out of memory");
@@ -758,8 +802,8 @@ static int parse_rfc(parser *p, char *v) {
 }
 
 static const char *const fault_names[] = {
-    "swap-nibbles",       "no-hdr-copy",        "bad-seg-len",   "send-after-terminate",
-    "place-before-check", "accept-bad-crc",     "accept-mpa-bad-key", "accept-mpa-bad-rev",
+    "swap-nibbles",       "no-hdr-copy",          "bad-seg-len",        "send-after-terminate",
+    "place-before-check", "accept-bad-crc",       "accept-mpa-bad-key", "accept-mpa-bad-rev",
     "ird-unbounded",      "no-remote-invalidate", "ignore-access",
 };
 
@@ -777,7 +821,7 @@ bool iwc_fault_spec_valid(const char *spec) {
         if (spec[-1] == ',' && !*spec)
             return false; /* a trailing comma: an empty item */
         uint16_t t;
-        if (!strncmp(item, "skip:", 5) ? iwc_parse_triple(item + 5, &t)
+        if (!strncmp(item, "skip:", 5)      ? iwc_parse_triple(item + 5, &t)
             : !strncmp(item, "miscode:", 8) ? iwc_parse_triple(item + 8, &t)
                                             : lookup(fault_names, NELEM(fault_names), item) >= 0)
             continue;
@@ -809,10 +853,11 @@ static int parse_catches(parser *p, char *v) {
     iwc_catch *k = &c->catches[c->ncatches++];
     k->reason = reason;
     if (!iwc_fault_spec_valid(v))
-        return fail(p, "catches: '%s' is not a fault (skip:L/E/C, miscode:L/E/C, swap-nibbles, "
-                       "no-hdr-copy, bad-seg-len, send-after-terminate, place-before-check, "
-                       "accept-bad-crc, accept-mpa-bad-key, accept-mpa-bad-rev, ird-unbounded, "
-                       "no-remote-invalidate, ignore-access)",
+        return fail(p,
+                    "catches: '%s' is not a fault (skip:L/E/C, miscode:L/E/C, swap-nibbles, "
+                    "no-hdr-copy, bad-seg-len, send-after-terminate, place-before-check, "
+                    "accept-bad-crc, accept-mpa-bad-key, accept-mpa-bad-rev, ird-unbounded, "
+                    "no-remote-invalidate, ignore-access)",
                     v);
     k->spec = dupn(v, strlen(v));
     return k->spec ? 0 : fail(p, "out of memory");
@@ -839,8 +884,9 @@ static int parse_allow(parser *p, char *v) {
     while (*text == ' ')
         text++;
     if (strncmp(text, "RFC ", 4) || text[4] < '0' || text[4] > '9')
-        return fail(p, "allow %s: the reason must start with the RFC that allows it "
-                       "('RFC 5044 §8: ...')",
+        return fail(p,
+                    "allow %s: the reason must start with the RFC that allows it "
+                    "('RFC 5044 §8: ...')",
                     item);
     a->text = dupn(text, strlen(text));
     if (!a->text)
@@ -890,8 +936,9 @@ static int check_outcomes(parser *p) {
             if (!iwc_case_allow(c, &s->alt[a])) {
                 char b[64];
                 p->line = s->line;
-                return fail(p, "expect terminate: outcome '%s' has no 'allow:' line naming the "
-                               "RFC words that allow it",
+                return fail(p,
+                            "expect terminate: outcome '%s' has no 'allow:' line naming the "
+                            "RFC words that allow it",
                             iwc_outcome_str(&s->alt[a], b, sizeof b));
             }
     }
@@ -933,8 +980,8 @@ static int setup_num(parser *p, const iwc_arg *a, uint64_t max, uint64_t *out) {
     if (a->type != IWC_V_EXPR || a->e.n != 1 || a->e.t[0].ref || a->e.t[0].op != '+')
         return fail(p, "%s: wants a plain number", a->key);
     if (a->e.t[0].num > max)
-        return fail(p, "%s: %llu is larger than %llu", a->key,
-                    (unsigned long long)a->e.t[0].num, (unsigned long long)max);
+        return fail(p, "%s: %llu is larger than %llu", a->key, (unsigned long long)a->e.t[0].num,
+                    (unsigned long long)max);
     *out = a->e.t[0].num;
     return 0;
 }
@@ -1028,9 +1075,10 @@ static int parse_mpa(parser *p, iwc_mpa_cfg *m, bool peer, const tok *t, int nt)
             rc = rtr_bits(p, k, a->word, &m->rtr_use);
             continue;
         }
-        uint64_t max = !strcmp(k, "ird") || !strcmp(k, "ord") ? 0x3FFF
+        uint64_t max = !strcmp(k, "ird") || !strcmp(k, "ord")   ? 0x3FFF
                        : !strcmp(k, "rev") || !strcmp(k, "res") ? 255
-                       : !strcmp(k, "timeout_ms") ? 600000 : 1;
+                       : !strcmp(k, "timeout_ms")               ? 600000
+                                                                : 1;
         if ((rc = setup_num(p, a, max, &v)) < 0)
             break;
         int iv = (int)v;
@@ -1169,9 +1217,9 @@ static int step_region(parser *p, iwc_step *s, const char *w, int want_peer) {
     return step_word(p, s, w);
 }
 
-static const char *const fpdu_opnames[] = {"write", "read-req", "read-resp", "send", "send-inv",
-                                           "send-se", "send-se-inv", "term", "imm", "imm-se",
-                                           "atomic", "atomic-resp"};
+static const char *const fpdu_opnames[] = {"write",    "read-req", "read-resp",   "send",
+                                           "send-inv", "send-se",  "send-se-inv", "term",
+                                           "imm",      "imm-se",   "atomic",      "atomic-resp"};
 
 static int parse_send(parser *p, const tok *t, int nt) {
     if (nt < 2)
@@ -1247,8 +1295,9 @@ static int parse_expect(parser *p, const tok *t, int nt) {
                 for (int a = 0; a < lt->nalt; a++)
                     named |= iwc_outcome_eq(&lt->alt[a], &s->only[j]);
                 if (!named)
-                    return fail(p, "if=: '%s' is not an outcome of the 'expect: terminate' on "
-                                   "line %d",
+                    return fail(p,
+                                "if=: '%s' is not an outcome of the 'expect: terminate' on "
+                                "line %d",
                                 t[i].s + 3, lt->line);
             }
             continue;
@@ -1314,8 +1363,7 @@ static int parse_expect(parser *p, const tok *t, int nt) {
     }
     if (rc < 0)
         return rc;
-    if (nt > from && !strchr(t[from].s, '=') && !strchr(t[from].s, '<') &&
-        !strchr(t[from].s, '>'))
+    if (nt > from && !strchr(t[from].s, '=') && !strchr(t[from].s, '<') && !strchr(t[from].s, '>'))
         return fail(p, "expect %s: unexpected word '%s'", t[1].s, t[from].s);
     rc = parse_args(p, s, t, from, nt, expect_keys[k], expect_cmp_ok((unsigned)k));
     if (rc < 0)
@@ -1331,8 +1379,9 @@ static int parse_agent(parser *p, const tok *t, int nt, bool may_fail) {
                     "invalidate, dereg_mr, write_mr, post_recv, post_send, close");
     int k = lookup(agent_names, NELEM(agent_names), t[1].s);
     if (k <= 0)
-        return fail(p, "agent: unknown operation '%s' (invalidate, dereg_mr, write_mr, "
-                       "post_recv, post_send, close)",
+        return fail(p,
+                    "agent: unknown operation '%s' (invalidate, dereg_mr, write_mr, "
+                    "post_recv, post_send, close)",
                     t[1].s);
     iwc_step *s = new_step(p);
     if (!s)
@@ -1368,12 +1417,13 @@ static int parse_agent(parser *p, const tok *t, int nt, bool may_fail) {
 
 /* ---- lines ---- */
 
-static const char *const setup_kw[] = {"iut", "startup", "answer", "mpa", "peer", "region",
-                                       "peer-region", "recv"};
-static const char *const step_kw[] = {"send", "expect", "agent", "agent?", "wait", "close",
-                                      "abort"};
-static const char *const header_kw[] = {"id",    "title", "rfc",  "catches",   "tags", "needs",
-                                        "choice", "note", "timeout-ms", "allow", "tolerates"};
+static const char *const setup_kw[] = {"iut",  "startup", "answer",      "mpa",
+                                       "peer", "region",  "peer-region", "recv"};
+static const char *const step_kw[] = {"send", "expect", "agent", "agent?",
+                                      "wait", "close",  "abort"};
+static const char *const header_kw[] = {"id",         "title", "rfc",      "catches",
+                                        "tags",       "needs", "choice",   "note",
+                                        "timeout-ms", "allow", "tolerates"};
 
 static int parse_line(parser *p, char *line) {
     iwc_case *c = p->c;
@@ -1481,8 +1531,10 @@ static int parse_line(parser *p, char *line) {
             rc = fail(p, "recv: len= is at most %u (the agent protocol's largest buffer)",
                       IWC_AGENT_DATA_MAX);
         else if (rc == 0 && (uint64_t)c->recv_len * c->recv_count > IWC_AGENT_POSTED_MAX)
-            rc = fail(p, "recv: len x count is at most %u MiB (what iwarp-target posts per "
-                      "session)", IWC_AGENT_POSTED_MAX >> 20);
+            rc = fail(p,
+                      "recv: len x count is at most %u MiB (what iwarp-target posts per "
+                      "session)",
+                      IWC_AGENT_POSTED_MAX >> 20);
         step_free(&tmp);
         return rc;
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Conformance case scripts: the data model and its parser.
  *
  * One case is one small text file (docs/conformance.md, "Case format"):
@@ -19,24 +20,24 @@
 #define IWC_STEPS_MAX 128
 #define IWC_ARGS_MAX 32
 #define IWC_REGIONS_MAX 8
-#define IWC_EXPR_MAX 6       /* terms in one expression */
-#define IWC_HEX_MAX 4096     /* octets of hex: data in a case */
-#define IWC_LIST_MAX 8       /* numbers in split=a,b,... */
-#define IWC_NAME_MAX 16      /* region names */
+#define IWC_EXPR_MAX 6   /* terms in one expression */
+#define IWC_HEX_MAX 4096 /* octets of hex: data in a case */
+#define IWC_LIST_MAX 8   /* numbers in split=a,b,... */
+#define IWC_NAME_MAX 16  /* region names */
 #define IWC_RFC_MAX 8
 #define IWC_CATCH_MAX 8
-#define IWC_ALT_MAX 4        /* outcomes of one expect terminate (1/1/0|0/1/2|drop) */
-#define IWC_ALLOW_MAX 8      /* allow: lines */
+#define IWC_ALT_MAX 4   /* outcomes of one expect terminate (1/1/0|0/1/2|drop) */
+#define IWC_ALLOW_MAX 8 /* allow: lines */
 
 /* ---- expressions: numbers and region fields joined by + - ^ | & ---- */
 
 typedef enum iwc_field { IWC_F_STAG = 1, IWC_F_TO, IWC_F_LEN, IWC_F_END } iwc_field;
 
 typedef struct iwc_term {
-    char op;         /* '+' (first term), '-', '^', '|', '&' */
-    bool ref;        /* a region field, else num */
-    uint8_t region;  /* index into iwc_case.regions */
-    uint8_t field;   /* iwc_field */
+    char op;        /* '+' (first term), '-', '^', '|', '&' */
+    bool ref;       /* a region field, else num */
+    uint8_t region; /* index into iwc_case.regions */
+    uint8_t field;  /* iwc_field */
     uint64_t num;
 } iwc_term;
 
@@ -60,7 +61,7 @@ typedef struct iwc_data {
     uint8_t byte;   /* pattern seed or fill octet */
     uint8_t region; /* IWC_DATA_REF */
     uint64_t off;
-    uint8_t *hex;   /* IWC_DATA_HEX, owned */
+    uint8_t *hex; /* IWC_DATA_HEX, owned */
     size_t hexlen;
 } iwc_data;
 
@@ -69,8 +70,8 @@ typedef struct iwc_data {
 typedef enum iwc_vtype {
     IWC_V_EXPR = 1,
     IWC_V_DATA,
-    IWC_V_WORD,   /* an identifier or quoted string */
-    IWC_V_LIST    /* comma list of numbers (split=) */
+    IWC_V_WORD, /* an identifier or quoted string */
+    IWC_V_LIST  /* comma list of numbers (split=) */
 } iwc_vtype;
 
 typedef enum iwc_cmp { IWC_EQ = 0, IWC_NE, IWC_LE, IWC_GE } iwc_cmp;
@@ -99,7 +100,7 @@ typedef enum iwc_outcome_kind {
 } iwc_outcome_kind;
 
 typedef struct iwc_outcome {
-    uint8_t kind;   /* iwc_outcome_kind */
+    uint8_t kind;    /* iwc_outcome_kind */
     uint16_t triple; /* IWC_OUT_TERM */
 } iwc_outcome;
 
@@ -182,14 +183,14 @@ typedef enum iwc_agent_kind {
 } iwc_agent_kind;
 
 typedef struct iwc_step {
-    uint8_t kind;      /* iwc_step_kind */
-    uint8_t sub;       /* iwc_send_kind / iwc_expect_kind / iwc_agent_kind */
+    uint8_t kind; /* iwc_step_kind */
+    uint8_t sub;  /* iwc_send_kind / iwc_expect_kind / iwc_agent_kind */
     int line;
-    bool may_fail;     /* agent?: the request may be refused */
-    char *word;        /* positional word: region name, event type, opcode name */
-    uint8_t region;    /* word resolved to a region, when it names one */
+    bool may_fail;  /* agent?: the request may be refused */
+    char *word;     /* positional word: region name, event type, opcode name */
+    uint8_t region; /* word resolved to a region, when it names one */
     bool has_region;
-    uint16_t triple;   /* positional L/E/C (term; expect terminate: the first one) */
+    uint16_t triple; /* positional L/E/C (term; expect terminate: the first one) */
     bool has_triple;
     iwc_outcome alt[IWC_ALT_MAX]; /* expect terminate: every allowed outcome */
     uint8_t nalt;
@@ -205,10 +206,10 @@ typedef struct iwc_step {
  * runner's own Request/Reply. -1: not given. */
 typedef struct iwc_mpa_cfg {
     int rev, markers, crc, p2p, ird, ord, reject, timeout_ms;
-    int s, res, r;     /* runner frame only: enhanced flag, Res bits, R bit */
-    int rtr;           /* bit set: 1 send, 2 write, 4 read; -1 unset */
-    int rtr_use;       /* runner as initiator: the RTR it sends (one bit) */
-    uint8_t *pd;       /* private data (owned) */
+    int s, res, r; /* runner frame only: enhanced flag, Res bits, R bit */
+    int rtr;       /* bit set: 1 send, 2 write, 4 read; -1 unset */
+    int rtr_use;   /* runner as initiator: the RTR it sends (one bit) */
+    uint8_t *pd;   /* private data (owned) */
     size_t pd_len;
     bool has_pd;
 } iwc_mpa_cfg;
@@ -220,11 +221,11 @@ typedef struct iwc_mpa_cfg {
 
 typedef struct iwc_region {
     char name[IWC_NAME_MAX];
-    bool peer;         /* the runner's own memory (peer-region), else the IUT's */
+    bool peer; /* the runner's own memory (peer-region), else the IUT's */
     uint64_t len;
-    unsigned access;   /* IWC_ACC_* (IUT regions) */
-    int fill;          /* -1: zero */
-    int pd;            /* 0 or 1 (agent extension reg_mr.pd) */
+    unsigned access; /* IWC_ACC_* (IUT regions) */
+    int fill;        /* -1: zero */
+    int pd;          /* 0 or 1 (agent extension reg_mr.pd) */
     int line;
 } iwc_region;
 
@@ -248,20 +249,20 @@ enum {
 #define IWC_X_(n, s) IWC_NEEDS_BIT_##n,
     IWC_NEEDS_LIST(IWC_X_)
 #undef IWC_X_
-    IWC_NEEDS_COUNT_
+        IWC_NEEDS_COUNT_
 };
 #define IWC_NEEDS(n) (1u << IWC_NEEDS_BIT_##n)
 
 typedef struct iwc_catch {
-    char *spec;    /* fault spec for iwarp-target --fault */
-    char *reason;  /* substring the failure must contain; NULL: runner default */
+    char *spec;   /* fault spec for iwarp-target --fault */
+    char *reason; /* substring the failure must contain; NULL: runner default */
 } iwc_catch;
 
 typedef struct iwc_case {
     char *id, *title, *area;
     char *rfc[IWC_RFC_MAX];
     int nrfc;
-    char *choice;  /* non-NULL: the expected outcome is a choice the RFC leaves open */
+    char *choice; /* non-NULL: the expected outcome is a choice the RFC leaves open */
     char *note;
     iwc_catch catches[IWC_CATCH_MAX];
     int ncatches;
@@ -273,7 +274,7 @@ typedef struct iwc_case {
     unsigned tags, needs;
     int timeout_ms; /* 0: the runner's default */
     iwc_role role;
-    bool startup_auto; /* the runner does MPA startup itself (else: startup: tcp) */
+    bool startup_auto;  /* the runner does MPA startup itself (else: startup: tcp) */
     bool answer_manual; /* the runner leaves the IUT's Read/Atomic Requests to the steps */
     iwc_mpa_cfg iut_mpa, peer_mpa;
     iwc_region regions[IWC_REGIONS_MAX];

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Deviations file parser: see iwc_dev.h. */
 #include "iwc_dev.h"
 
@@ -26,8 +27,10 @@ static char *dup_trim(const char *s) {
 
 static int dev_check(const iwc_dev *d, char *err, size_t errlen) {
     if (!d->outcome || !*d->outcome) {
-        snprintf(err, errlen, "%d: deviation '%s' has no 'outcome:' (the failure text it "
-                              "excuses)", d->line, d->id);
+        snprintf(err, errlen,
+                 "%d: deviation '%s' has no 'outcome:' (the failure text it "
+                 "excuses)",
+                 d->line, d->id);
         return -1;
     }
     if (!d->reason || !*d->reason) {
@@ -80,7 +83,8 @@ int iwc_dev_parse(const char *text, size_t len, iwc_devlist *out, char *err, siz
                 goto bad;
             }
             if (out->n == DEV_MAX || !*val) {
-                snprintf(err, errlen, "%d: %s", ln, *val ? "too many deviations" : "deviation: wants a case id");
+                snprintf(err, errlen, "%d: %s", ln,
+                         *val ? "too many deviations" : "deviation: wants a case id");
                 free(val);
                 goto bad;
             }
@@ -179,8 +183,7 @@ static bool is_glob(const char *s) { return strpbrk(s, "*?[") != NULL; }
 
 iwc_dev *iwc_dev_for(iwc_devlist *l, const char *id, bool exact) {
     for (int i = 0; i < l->n; i++)
-        if ((!exact || (!is_glob(l->v[i].id) && !l->v[i].intermittent)) &&
-            iwc_glob(l->v[i].id, id))
+        if ((!exact || (!is_glob(l->v[i].id) && !l->v[i].intermittent)) && iwc_glob(l->v[i].id, id))
             return &l->v[i];
     return NULL;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Expected-deviations files: per IUT, the cases it is known to fail, each
  * with the observed outcome it must still show and the reason. An entry
  * only excuses a failure whose messages contain its outcome text, so a new
@@ -10,11 +11,11 @@
 #include <stddef.h>
 
 typedef struct iwc_dev {
-    char *id;       /* case id (glob allowed) */
-    char *outcome;  /* substring of a failure message */
+    char *id;      /* case id (glob allowed) */
+    char *outcome; /* substring of a failure message */
     char *reason;
     int line;
-    int matched;    /* cases it excused (set by the caller) */
+    int matched;       /* cases it excused (set by the caller) */
     bool intermittent; /* seen only some of the time: a pass is not "fixed" */
 } iwc_dev;
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Expectations: each `expect` step judged against what the IUT sent and
  * its agent reported, with the outcomes a case allows. See
  * iwc_run_int.h. */
@@ -80,8 +81,9 @@ static int mdr_arg(run *r, const iwc_step *s, const char *k, int def) {
     return run_eval(r, s->line, &a->e, &v) ? v != 0 : def;
 }
 
-const ev_entry *run_find_event(run *r, const char *type, bool (*match)(run *, const ev_entry *, const void *),
-                                  const void *ctx, int wait_ms) {
+const ev_entry *run_find_event(run *r, const char *type,
+                               bool (*match)(run *, const ev_entry *, const void *),
+                               const void *ctx, int wait_ms) {
     uint64_t deadline = iwc_now_us() + (uint64_t)wait_ms * 1000;
     for (;;) {
         for (int i = 0; i < r->nev; i++) {
@@ -207,9 +209,9 @@ void run_exp_terminate(run *r, const iwc_step *s) {
              * placement model at the end. */
             if (delivered_unclaimed(r)) {
                 run_fail(r, s->line,
-                     "expected %s; got no Terminate and the message was delivered (a silently "
-                     "dropped segment never reaches the ULP, RFC 5044 §8)",
-                     alts);
+                         "expected %s; got no Terminate and the message was delivered (a silently "
+                         "dropped segment never reaches the ULP, RFC 5044 §8)",
+                         alts);
                 return;
             }
             r->term_judged = false; /* a Terminate later is still unexpected */
@@ -222,9 +224,9 @@ void run_exp_terminate(run *r, const iwc_step *s) {
         for (int i = 0; i < r->nrx; i++)
             fpdus += r->rx[i].type == RXF_FPDU;
         run_fail(r, s->line, "expected %s, got none%s", alts,
-             r->eof ? " (the IUT closed the connection without one)"
-             : fpdus ? " (the IUT carried on sending FPDUs)"
-                     : "");
+                 r->eof  ? " (the IUT closed the connection without one)"
+                 : fpdus ? " (the IUT carried on sending FPDUs)"
+                         : "");
         return;
     }
     /* Whatever happens, the offending segment and everything after it must
@@ -242,9 +244,9 @@ void run_exp_terminate(run *r, const iwc_step *s) {
         uint16_t swapped = IW_TERM_TRIPLE(t->etype, t->layer, t->ecode);
         if (step_alt(s, IWC_OUT_TERM, swapped))
             run_fail(r, s->line,
-                 "Terminate layer and error-type nibbles swapped: got %X/%X/%X, expected %s "
-                 "(RFC 5040 §4.8: Layer is the high nibble of the first octet)",
-                 t->layer, t->etype, t->ecode, run_triple_str(swapped, b, sizeof b));
+                     "Terminate layer and error-type nibbles swapped: got %X/%X/%X, expected %s "
+                     "(RFC 5040 §4.8: Layer is the high nibble of the first octet)",
+                     t->layer, t->etype, t->ecode, run_triple_str(swapped, b, sizeof b));
         else
             run_fail(r, s->line, "expected %s, got %s", alts, run_triple_str(got, b, sizeof b));
     }
@@ -253,9 +255,9 @@ void run_exp_terminate(run *r, const iwc_step *s) {
     const iw_ddp_hdr *h = &tf->msg.ddp;
     if (h->tagged || h->qn != IW_QN_TERMINATE || h->msn != 1 || h->mo != 0 || !h->last)
         run_fail(r, s->line,
-             "the Terminate must be one untagged segment on QN 2 with MSN 1, MO 0, L=1 (RFC "
-             "5040 §5.4, RFC 5041 §4.3); got %s QN %u MSN %u MO %u L=%d",
-             h->tagged ? "tagged" : "untagged", h->qn, h->msn, h->mo, h->last);
+                 "the Terminate must be one untagged segment on QN 2 with MSN 1, MO 0, L=1 (RFC "
+                 "5040 §5.4, RFC 5041 §4.3); got %s QN %u MSN %u MO %u L=%d",
+                 h->tagged ? "tagged" : "untagged", h->qn, h->msn, h->mo, h->last);
     unsigned off_op = of && of->ulpdu_len >= 2 ? of->ulpdu[1] & IW_RDMAP_CTRL_OPCODE : 0xFF;
     int em, ed, er;
     mdr_default(want, off_op, &em, &ed, &er);
@@ -273,17 +275,17 @@ void run_exp_terminate(run *r, const iwc_step *s) {
     for (int i = 0; i < 3; i++)
         if (bits[i].want >= 0 && bits[i].want != bits[i].got)
             run_fail(r, s->line,
-                 "Terminate %s bit: expected %s=%d (%s, RFC 5040 §4.8 Fig. 10), got %s=%d",
-                 bits[i].n, bits[i].n, bits[i].want, bits[i].why, bits[i].n, bits[i].got);
+                     "Terminate %s bit: expected %s=%d (%s, RFC 5040 §4.8 Fig. 10), got %s=%d",
+                     bits[i].n, bits[i].n, bits[i].want, bits[i].why, bits[i].n, bits[i].got);
     uint64_t seglen;
     bool seglen_given = run_arg_num(r, s, "seglen", &seglen);
     if (!seglen_given && of)
         seglen = of->ulpdu_len;
     if ((t->m || t->d) && (seglen_given || (of && em == 1)) && t->ddp_seg_len != seglen)
         run_fail(r, s->line,
-             "Terminate DDP Segment Length: expected %llu (the offending FPDU's ULPDU_Length, "
-             "RFC 5040 §4.8), got %u",
-             (unsigned long long)seglen, t->ddp_seg_len);
+                 "Terminate DDP Segment Length: expected %llu (the offending FPDU's ULPDU_Length, "
+                 "RFC 5040 §4.8), got %u",
+                 (unsigned long long)seglen, t->ddp_seg_len);
     const iwc_arg *ha = iwc_step_arg(s, "hdr");
     bool check_hdr = !(ha && ha->type == IWC_V_WORD && !strcmp(ha->word, "none"));
     if (check_hdr && t->d && of && t->ddp_raw) {
@@ -291,16 +293,16 @@ void run_exp_terminate(run *r, const iwc_step *s) {
         size_t cmp = want_len < of->ulpdu_len ? want_len : of->ulpdu_len;
         if (t->ddp_raw_len != want_len)
             run_fail(r, s->line,
-                 "Terminate copied DDP header is %zu octets, the offending segment's is %zu "
-                 "(RFC 5040 §4.8)",
-                 t->ddp_raw_len, want_len);
+                     "Terminate copied DDP header is %zu octets, the offending segment's is %zu "
+                     "(RFC 5040 §4.8)",
+                     t->ddp_raw_len, want_len);
         else
             for (size_t i = 0; i < cmp; i++)
                 if (t->ddp_raw[i] != of->ulpdu[i]) {
                     run_fail(r, s->line,
-                         "Terminate copied DDP header differs from the offending segment's at "
-                         "octet %zu: expected 0x%02x, got 0x%02x (RFC 5040 §4.8)",
-                         i, of->ulpdu[i], t->ddp_raw[i]);
+                             "Terminate copied DDP header differs from the offending segment's at "
+                             "octet %zu: expected 0x%02x, got 0x%02x (RFC 5040 §4.8)",
+                             i, of->ulpdu[i], t->ddp_raw[i]);
                     break;
                 }
     }
@@ -310,8 +312,8 @@ void run_exp_terminate(run *r, const iwc_step *s) {
         iw_rdmap_encode_read_req(enc, sizeof enc, &t->rreq);
         if (memcmp(enc, of->ulpdu + IW_DDP_UNTAGGED_HDR_LEN, sizeof enc))
             run_fail(r, s->line,
-                 "Terminate copied Read Request header differs from the offending one (RFC "
-                 "5040 §4.8)");
+                     "Terminate copied Read Request header differs from the offending one (RFC "
+                     "5040 §4.8)");
     }
     /* RFC 5040 §5.4: after a Terminate the sender sends nothing more. */
     const iwc_arg *aa = iwc_step_arg(s, "after");
@@ -323,9 +325,9 @@ void run_exp_terminate(run *r, const iwc_step *s) {
                 first = i;
         if (after)
             run_fail(r, s->line,
-                 "the IUT sent %d FPDU(s) after its Terminate (first: %s) (RFC 5040 §5.4: "
-                 "nothing may follow a Terminate)",
-                 after, iw_rdmap_opcode_str(r->rx[first].msg.opcode));
+                     "the IUT sent %d FPDU(s) after its Terminate (first: %s) (RFC 5040 §5.4: "
+                     "nothing may follow a Terminate)",
+                     after, iw_rdmap_opcode_str(r->rx[first].msg.opcode));
     }
     const iwc_arg *ea = iwc_step_arg(s, "event");
     if (!(ea && ea->word && !strcmp(ea->word, "no")) &&
@@ -335,7 +337,7 @@ void run_exp_terminate(run *r, const iwc_step *s) {
             run_fail(r, s->line, "the agent reported no terminate_sent event for the Terminate");
         else if (ev_triple(e) != got)
             run_fail(r, s->line, "the agent reported terminate_sent %s but the wire carried %s",
-                 run_triple_str(ev_triple(e), a, sizeof a), run_triple_str(got, b, sizeof b));
+                     run_triple_str(ev_triple(e), a, sizeof a), run_triple_str(got, b, sizeof b));
     }
 }
 
@@ -361,21 +363,23 @@ void run_exp_closed(run *r, const iwc_step *s) {
         }
         if (rr)
             run_fail(r, s->line,
-                 "the IUT answered with an MPA %s%s where it must close the connection without "
-                 "one",
-                 r->theirs.type == IW_MPA_REPLY ? "Reply" : "Request",
-                 r->theirs.type == IW_MPA_REPLY && r->theirs.r ? " (R=1)" : "");
+                     "the IUT answered with an MPA %s%s where it must close the connection without "
+                     "one",
+                     r->theirs.type == IW_MPA_REPLY ? "Reply" : "Request",
+                     r->theirs.type == IW_MPA_REPLY && r->theirs.r ? " (R=1)" : "");
         else if (fpdus)
-            run_fail(r, s->line, "the IUT sent %d FPDU(s) where it must close the connection", fpdus);
+            run_fail(r, s->line, "the IUT sent %d FPDU(s) where it must close the connection",
+                     fpdus);
         else if (r->rx_bytes != r->rx_bytes_mark)
             run_fail(r, s->line, "the IUT sent %llu octets where it must close the connection",
-                 (unsigned long long)(r->rx_bytes - r->rx_bytes_mark));
+                     (unsigned long long)(r->rx_bytes - r->rx_bytes_mark));
     }
     if (!r->eof)
-        run_fail(r, s->line,
-             "the IUT did not close the TCP connection within %d ms: it must close the connection "
-             "here",
-             within);
+        run_fail(
+            r, s->line,
+            "the IUT did not close the TCP connection within %d ms: it must close the connection "
+            "here",
+            within);
 }
 
 static bool mpa_field(const rx_frame *f, const char *k, uint64_t *v) {
@@ -422,17 +426,17 @@ void run_exp_mpa(run *r, const iwc_step *s) {
             f = &r->rx[i];
     if (!f) {
         run_fail(r, s->line, "expected an MPA %s from the IUT, got none%s", wn,
-             r->eof ? " (it closed the connection)" : "");
+                 r->eof ? " (it closed the connection)" : "");
         return;
     }
     if (f->type == RXF_RR_BAD) {
-        run_fail(r, s->line, "the IUT's MPA frame is invalid: %s (%s)", iw_close_str(f->verdict.close),
-             f->verdict.rfc ? f->verdict.rfc : "");
+        run_fail(r, s->line, "the IUT's MPA frame is invalid: %s (%s)",
+                 iw_close_str(f->verdict.close), f->verdict.rfc ? f->verdict.rfc : "");
         return;
     }
     if (f->rr.type != want) {
         run_fail(r, s->line, "expected an MPA %s, the IUT sent an MPA %s", wn,
-             f->rr.type == IW_MPA_REPLY ? "Reply" : "Request");
+                 f->rr.type == IW_MPA_REPLY ? "Reply" : "Request");
         return;
     }
     if (want == IW_MPA_REPLY && !f->rr.r)
@@ -447,10 +451,12 @@ void run_exp_mpa(run *r, const iwc_step *s) {
             if (n != f->rr.ulp_pd_len || (n && memcmp(b, f->rr.ulp_pd, n))) {
                 char hw[65], hg[65];
                 iwc_hex(hw, b, n < 32 ? n : 32);
-                iwc_hex(hg, f->rr.ulp_pd ? f->rr.ulp_pd : b, f->rr.ulp_pd_len < 32 ? f->rr.ulp_pd_len : 32);
-                run_fail(r, s->line, "MPA %s private data: expected %zu octets %s%s, got %u octets %s%s",
-                     wn, n, hw, n > 32 ? "..." : "", f->rr.ulp_pd_len, hg,
-                     f->rr.ulp_pd_len > 32 ? "..." : "");
+                iwc_hex(hg, f->rr.ulp_pd ? f->rr.ulp_pd : b,
+                        f->rr.ulp_pd_len < 32 ? f->rr.ulp_pd_len : 32);
+                run_fail(r, s->line,
+                         "MPA %s private data: expected %zu octets %s%s, got %u octets %s%s", wn, n,
+                         hw, n > 32 ? "..." : "", f->rr.ulp_pd_len, hg,
+                         f->rr.ulp_pd_len > 32 ? "..." : "");
             }
             free(b);
             continue;
@@ -462,14 +468,14 @@ void run_exp_mpa(run *r, const iwc_step *s) {
             continue;
         if (!cmp_ok(got, a->cmp, w))
             run_fail(r, s->line, "MPA %s field %s: expected %s %llu, got %llu", wn, a->key,
-                 cmp_str(a->cmp), (unsigned long long)w, (unsigned long long)got);
+                     cmp_str(a->cmp), (unsigned long long)w, (unsigned long long)got);
     }
 }
 
 static int opcode_of(const char *name) {
-    static const char *const n[] = {"write", "read-req", "read-resp", "send", "send-inv",
-                                    "send-se", "send-se-inv", "term", "imm", "imm-se",
-                                    "atomic", "atomic-resp"};
+    static const char *const n[] = {"write",    "read-req", "read-resp",   "send",
+                                    "send-inv", "send-se",  "send-se-inv", "term",
+                                    "imm",      "imm-se",   "atomic",      "atomic-resp"};
     for (int i = 0; i < 12; i++)
         if (!strcmp(n[i], name))
             return i;
@@ -531,8 +537,10 @@ void run_exp_fpdu(run *r, const iwc_step *s) {
             f = &r->rx[i];
     if (!f) {
         run_fail(r, s->line, "expected %s from the IUT, got none%s",
-             iw_rdmap_opcode_str((unsigned)r->want_op),
-             r->term_idx >= 0 ? " (it sent a Terminate)" : r->eof ? " (it closed the connection)" : "");
+                 iw_rdmap_opcode_str((unsigned)r->want_op),
+                 r->term_idx >= 0 ? " (it sent a Terminate)"
+                 : r->eof         ? " (it closed the connection)"
+                                  : "");
         return;
     }
     f->consumed = true;
@@ -546,7 +554,7 @@ void run_exp_fpdu(run *r, const iwc_step *s) {
                 return;
             if (n != m->payload_len || (n && memcmp(b, m->payload, n)))
                 run_fail(r, s->line, "%s payload differs from the expected %zu octets",
-                     iw_rdmap_opcode_str(m->opcode), n);
+                         iw_rdmap_opcode_str(m->opcode), n);
             free(b);
             continue;
         }
@@ -555,8 +563,8 @@ void run_exp_fpdu(run *r, const iwc_step *s) {
             continue;
         if (!cmp_ok(got, a->cmp, w))
             run_fail(r, s->line, "%s field %s: expected %s 0x%llx, got 0x%llx",
-                 iw_rdmap_opcode_str(m->opcode), a->key, cmp_str(a->cmp), (unsigned long long)w,
-                 (unsigned long long)got);
+                     iw_rdmap_opcode_str(m->opcode), a->key, cmp_str(a->cmp), (unsigned long long)w,
+                     (unsigned long long)got);
     }
 }
 
@@ -620,13 +628,14 @@ static bool ev_unknown(const ev_entry *e, const char *key) {
         snprintf(path, sizeof path, "%s_source", key);
     const iw_json *j = ev_field(e, path);
     /* "requested": what the agent asked for, not what is in effect */
-    return j && j->type == IW_JSON_STR && (!strcmp(j->str, "unknown") || !strcmp(j->str, "requested"));
+    return j && j->type == IW_JSON_STR &&
+           (!strcmp(j->str, "unknown") || !strcmp(j->str, "requested"));
 }
 
 static bool ev_arg_ok(run *r, const ev_entry *e, const iwc_arg *a) {
     if (ev_unknown(e, a->key)) {
-        run_note(r, 0, "%s event field '%s' not checked: the agent cannot observe it", run_ev_type(e),
-             a->key);
+        run_note(r, 0, "%s event field '%s' not checked: the agent cannot observe it",
+                 run_ev_type(e), a->key);
         return true;
     }
     const iw_json *j = ev_field(e, a->key);
@@ -682,11 +691,10 @@ static void describe_events(run *r, const char *type, char *out, size_t n) {
             continue;
         cnt++;
         /* A compact view of the fields that most often differ. */
-        static const char *const keys[] = {"status",       "len",          "layer",
-                                           "etype",        "code",         "reason",
-                                           "invalidated_stag", "mpa.rev",  "mpa.crc",
-                                           "mpa.ird",      "mpa.ord",      "mpa.peer_ird",
-                                           "mpa.peer_ord"};
+        static const char *const keys[] = {
+            "status",           "len",     "layer",   "etype",   "code",    "reason",
+            "invalidated_stag", "mpa.rev", "mpa.crc", "mpa.ird", "mpa.ord", "mpa.peer_ird",
+            "mpa.peer_ord"};
         int w = snprintf(out + k, n - k, "%s{", cnt > 1 ? ", " : "");
         k += w > 0 ? (size_t)w : 0;
         for (size_t q = 0; q < sizeof keys / sizeof *keys && k + 8 < n; q++) {
@@ -815,8 +823,8 @@ void run_check_region(run *r, int line, int ri, uint64_t off, uint64_t len) {
     if (g->gone)
         return;
     if (off > g->len || len > g->len - off) {
-        run_error(r, line, "region %s: range %llu+%llu is outside it", name, (unsigned long long)off,
-              (unsigned long long)len);
+        run_error(r, line, "region %s: range %llu+%llu is outside it", name,
+                  (unsigned long long)off, (unsigned long long)len);
         return;
     }
     uint8_t *care = NULL;
@@ -839,9 +847,9 @@ void run_check_region(run *r, int line, int ri, uint64_t off, uint64_t len) {
         bool settled = r->term_idx >= 0 || r->eof || r->rejected;
         if (settled || iwc_now_us() >= deadline) {
             run_fail(r, line,
-                 "region %s changed outside the expected placement: %zu octet(s) differ, first "
-                 "at offset %llu (expected 0x%02x, got 0x%02x)",
-                 name, diff, (unsigned long long)(off + first), model[off + first], got[first]);
+                     "region %s changed outside the expected placement: %zu octet(s) differ, first "
+                     "at offset %llu (expected 0x%02x, got 0x%02x)",
+                     name, diff, (unsigned long long)(off + first), model[off + first], got[first]);
             free(got);
             break;
         }
@@ -895,9 +903,9 @@ void run_exp_peer_region(run *r, const iwc_step *s) {
         while (g->mem[at + first] == b[first])
             first++;
         run_fail(r, s->line,
-             "runner region %s does not hold the expected %zu octets: first difference at "
-             "offset %llu (expected 0x%02x, got 0x%02x)",
-             s->word, n, (unsigned long long)(at + first), b[first], g->mem[at + first]);
+                 "runner region %s does not hold the expected %zu octets: first difference at "
+                 "offset %llu (expected 0x%02x, got 0x%02x)",
+                 s->word, n, (unsigned long long)(at + first), b[first], g->mem[at + first]);
     }
     free(b);
 }
@@ -916,9 +924,10 @@ void run_exp_peer_u64(run *r, const iwc_step *s) {
         run_svc(r, 10);
     uint64_t got = run_rd64(g->mem + at);
     if (!cmp_ok(got, va->cmp, want))
-        run_fail(r, s->line, "runner region %s at %llu: expected a 64-bit value %s 0x%llx, got 0x%llx",
-             s->word, (unsigned long long)at, cmp_str(va->cmp), (unsigned long long)want,
-             (unsigned long long)got);
+        run_fail(r, s->line,
+                 "runner region %s at %llu: expected a 64-bit value %s 0x%llx, got 0x%llx", s->word,
+                 (unsigned long long)at, cmp_str(va->cmp), (unsigned long long)want,
+                 (unsigned long long)got);
 }
 
 void run_check_guard(run *r, int line, int ri) {
@@ -937,9 +946,9 @@ void run_check_guard(run *r, int line, int ri) {
     iw_json_bool(d, &d->nodes[0], "intact", &intact, err, sizeof err);
     if (!intact)
         run_fail(r, line,
-             "the guard octets around region %s were overwritten: a placement went outside "
-             "its bounds",
-             r->c->regions[ri].name);
+                 "the guard octets around region %s were overwritten: a placement went outside "
+                 "its bounds",
+                 r->c->regions[ri].name);
     run_doc_free(d);
 }
 
@@ -956,7 +965,7 @@ void run_exp_quiet(run *r, const iwc_step *s) {
             first = i;
     if (n)
         run_fail(r, s->line, "the IUT sent %d FPDU(s) (first: %s) where it must stay silent", n,
-             iw_rdmap_opcode_str(r->rx[first].msg.opcode));
+                 iw_rdmap_opcode_str(r->rx[first].msg.opcode));
 }
 
 static bool have_peer_msg(run *r) {
@@ -975,20 +984,20 @@ void run_exp_peer_recv(run *r, const iwc_step *s) {
             pm = &r->pm[i];
     if (!pm) {
         run_fail(r, s->line, "expected a %s from the IUT, got none",
-             s->word ? s->word : "Send or Immediate Data message");
+                 s->word ? s->word : "Send or Immediate Data message");
         return;
     }
     pm->consumed = true;
     if (s->word && opcode_of(s->word) != pm->opcode)
         run_fail(r, s->line, "expected %s from the IUT, got %s", s->word,
-             iw_rdmap_opcode_str(pm->opcode));
+                 iw_rdmap_opcode_str(pm->opcode));
     uint64_t v;
     if (run_arg_num(r, s, "len", &v) && v != pm->data.len)
         run_fail(r, s->line, "message from the IUT has %zu octets, expected %llu", pm->data.len,
-             (unsigned long long)v);
+                 (unsigned long long)v);
     if (run_arg_num(r, s, "inv", &v) && v != pm->inv)
         run_fail(r, s->line, "Invalidate STag 0x%08x, expected 0x%08llx", pm->inv,
-             (unsigned long long)v);
+                 (unsigned long long)v);
     if (run_arg_num(r, s, "solicited", &v)) {
         bool se = pm->opcode == IW_OP_SEND_SE || pm->opcode == IW_OP_SEND_SE_INV ||
                   pm->opcode == IW_OP_IMM_SE;
@@ -1000,7 +1009,8 @@ void run_exp_peer_recv(run *r, const iwc_step *s) {
         size_t n = 0;
         uint8_t *b = run_data_make(r, s->line, &da->d, pm->data.len, &n);
         if (b && (n != pm->data.len || (n && memcmp(b, pm->data.p, n))))
-            run_fail(r, s->line, "message data from the IUT differs from the expected %zu octets", n);
+            run_fail(r, s->line, "message data from the IUT differs from the expected %zu octets",
+                     n);
         free(b);
     }
     const iwc_arg *ia = iwc_step_arg(s, "imm");

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The case's memory regions (the IUT's and the runner's own) and the
  * placement model: what each region must hold after the frames sent so
  * far; plus the expressions and data patterns of case steps. See
@@ -103,8 +104,8 @@ bool run_eval(run *r, int line, const iwc_expr *e, uint64_t *out) {
         uint64_t v = t->num;
         if (t->ref) {
             const region_rt *g = &r->reg[t->region];
-            v = t->field == IWC_F_STAG ? g->stag
-                : t->field == IWC_F_TO ? g->to
+            v = t->field == IWC_F_STAG  ? g->stag
+                : t->field == IWC_F_TO  ? g->to
                 : t->field == IWC_F_LEN ? g->len
                                         : g->to + g->len;
         }
@@ -177,8 +178,8 @@ uint8_t *run_data_make(run *r, int line, const iwc_data *d, uint64_t len, size_t
                 free(src);
             free(b);
             run_error(r, line, "@%s+%llu: %llu octets are outside the region",
-                  r->c->regions[d->region].name, (unsigned long long)d->off,
-                  (unsigned long long)len);
+                      r->c->regions[d->region].name, (unsigned long long)d->off,
+                      (unsigned long long)len);
             return NULL;
         }
         memcpy(b, src + d->off, len);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pcap synthesis: see iwc_pcap.h. The packets come from the shared writer
  * (reference-stack/util/iw_pcapw.h). */
 #include "iwc_pcap.h"

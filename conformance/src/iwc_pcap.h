@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* One pcap per case: both directions of the runner's TCP connection to the
  * IUT, wrapped in synthesized Ethernet/IPv4/TCP headers with consistent
  * sequence and acknowledgement numbers (a handshake first, FIN/RST as they

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The receive side: FPDUs the IUT sends, taken apart with libiwarp, and
  * answered as a correct peer would (Read and Atomic Responses, Writes
  * placed in the runner's own regions). See iwc_run_int.h. */
@@ -24,10 +25,10 @@ static void peer_place(run *r, const rx_frame *f, const char *what) {
     int ri = run_region_find_peer(r, m->ddp.stag, m->ddp.to, m->payload_len);
     if (ri < 0) {
         run_fail(r, 0,
-             "the IUT sent %s for STag 0x%08x TO 0x%llx (%zu octets), which is %s the runner's "
-             "regions",
-             what, m->ddp.stag, (unsigned long long)m->ddp.to, m->payload_len,
-             ri == -2 ? "outside the bounds of" : "none of");
+                 "the IUT sent %s for STag 0x%08x TO 0x%llx (%zu octets), which is %s the runner's "
+                 "regions",
+                 what, m->ddp.stag, (unsigned long long)m->ddp.to, m->payload_len,
+                 ri == -2 ? "outside the bounds of" : "none of");
         return;
     }
     region_rt *g = &r->reg[ri];
@@ -41,10 +42,10 @@ static void peer_read_req(run *r, const rx_frame *f) {
         int ri = run_region_find_peer(r, q->src_stag, q->src_to, q->read_size);
         if (ri < 0) {
             run_fail(r, 0,
-                 "the IUT sent a Read Request for source STag 0x%08x TO 0x%llx size %u, which "
-                 "is %s the runner's regions",
-                 q->src_stag, (unsigned long long)q->src_to, q->read_size,
-                 ri == -2 ? "outside the bounds of" : "none of");
+                     "the IUT sent a Read Request for source STag 0x%08x TO 0x%llx size %u, which "
+                     "is %s the runner's regions",
+                     q->src_stag, (unsigned long long)q->src_to, q->read_size,
+                     ri == -2 ? "outside the bounds of" : "none of");
             return;
         }
         src = r->reg[ri].mem + (q->src_to - r->reg[ri].to);
@@ -73,10 +74,10 @@ static void peer_atomic(run *r, const rx_frame *f) {
     const iw_rdmap_atomic_req *a = &f->msg.u.atomic_req;
     int ri = run_region_find_peer(r, a->stag, a->to, 8);
     if (ri < 0 || (a->to & 7)) {
-        run_fail(r, 0, "the IUT sent an Atomic Request for STag 0x%08x TO 0x%llx, %s",
-             a->stag, (unsigned long long)a->to,
-             ri >= 0 ? "which is not 64-bit aligned (RFC 7306 §5.1.1)"
-                     : "which is not in the runner's regions");
+        run_fail(r, 0, "the IUT sent an Atomic Request for STag 0x%08x TO 0x%llx, %s", a->stag,
+                 (unsigned long long)a->to,
+                 ri >= 0 ? "which is not 64-bit aligned (RFC 7306 §5.1.1)"
+                         : "which is not in the runner's regions");
         return;
     }
     uint8_t *p = r->reg[ri].mem + (a->to - r->reg[ri].to);
@@ -136,17 +137,17 @@ static void rx_fpdu(run *r, int idx) {
     char tb[160];
     if (f->verdict.kind != IW_VERDICT_OK) {
         run_fail(r, 0, "the IUT sent an FPDU (stream offset %llu) that a receiver must reject: %s",
-             (unsigned long long)f->off,
-             f->verdict.kind == IW_VERDICT_TERM ? run_triple_str(f->verdict.term, tb, sizeof tb)
-                                                : iw_close_str(f->verdict.close));
+                 (unsigned long long)f->off,
+                 f->verdict.kind == IW_VERDICT_TERM ? run_triple_str(f->verdict.term, tb, sizeof tb)
+                                                    : iw_close_str(f->verdict.close));
         return;
     }
     if (f->rverdict.kind != IW_VERDICT_OK) {
         run_fail(r, 0,
-             "the IUT sent a malformed DDP/RDMAP segment (stream offset %llu): a receiver "
-             "answers it with Terminate %s (%s)",
-             (unsigned long long)f->off, run_triple_str(f->rverdict.term, tb, sizeof tb),
-             f->rverdict.rfc ? f->rverdict.rfc : "");
+                 "the IUT sent a malformed DDP/RDMAP segment (stream offset %llu): a receiver "
+                 "answers it with Terminate %s (%s)",
+                 (unsigned long long)f->off, run_triple_str(f->rverdict.term, tb, sizeof tb),
+                 f->rverdict.rfc ? f->rverdict.rfc : "");
         return;
     }
     const iw_rdmap_msg *m = &f->msg;
@@ -160,8 +161,8 @@ static void rx_fpdu(run *r, int idx) {
     if (r->c->role == IWC_IUT_RESPONDER && !r->any_fpdu_sent && !r->rule4_reported) {
         r->rule4_reported = true;
         run_fail(r, 0,
-             "the IUT (MPA responder) sent an FPDU before it received one (RFC 5044 §7.1.2 "
-             "rule 4)");
+                 "the IUT (MPA responder) sent an FPDU before it received one (RFC 5044 §7.1.2 "
+                 "rule 4)");
     }
     switch (m->opcode) {
     case IW_OP_WRITE:
@@ -213,14 +214,16 @@ static void rx_mpa_frame(run *r, const iw_mpa_rr *rr, const iw_verdict *v, bool 
         r->theirs_got = true;
     }
     run_trace(r, 2, "IUT -> MPA %s%s", rr->type == IW_MPA_REPLY ? "Reply" : "Request",
-          ok ? "" : " (invalid)");
+              ok ? "" : " (invalid)");
 }
 
 static void rx_fpdus(run *r, const uint8_t *p, size_t n) {
     if (!r->df) {
         if (!r->mine_sent) {
-            run_fail(r, 0, "the IUT sent %zu octets after its MPA frame before the runner sent "
-                       "its own (RFC 5044 §7.1.2)", n);
+            run_fail(r, 0,
+                     "the IUT sent %zu octets after its MPA frame before the runner sent "
+                     "its own (RFC 5044 §7.1.2)",
+                     n);
             r->rx_lost = true;
             return;
         }

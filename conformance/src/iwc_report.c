@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Report writers: see iwc_report.h. */
 #include "iwc_report.h"
 
@@ -287,11 +288,13 @@ void iwc_coverage(FILE *f, const iwc_entry *e, int n, bool md) {
         }
         covered += hits > 0;
         if (!hits)
-            fprintf(f, md ? "*none: %s*" : "(none: %s)", not_from_wire(t) ? not_from_wire(t) : "NOT COVERED");
+            fprintf(f, md ? "*none: %s*" : "(none: %s)",
+                    not_from_wire(t) ? not_from_wire(t) : "NOT COVERED");
         fputs(md ? " |\n" : "\n", f);
     }
-    fprintf(f, md ? "\n%d of %d registered triples are expected by a case.\n"
-                  : "\n%d of %d registered triples are expected by a case\n",
+    fprintf(f,
+            md ? "\n%d of %d registered triples are expected by a case.\n"
+               : "\n%d of %d registered triples are expected by a case\n",
             covered, total);
 }
 
@@ -495,8 +498,9 @@ int iwc_write_junit(const char *path, const iwc_entry *e, int n, const iwc_meta 
      * failure (the list is stale), an expected DEVIATION a skip with
      * type="deviation", a case the run never reached an error with
      * type="notrun": none of them shows as a pass. */
-    fprintf(f, "<testsuites name=\"iwarp-conform\" tests=\"%d\" failures=\"%d\" errors=\"%d\" "
-               "skipped=\"%d\" time=\"%.3f\">\n",
+    fprintf(f,
+            "<testsuites name=\"iwarp-conform\" tests=\"%d\" failures=\"%d\" errors=\"%d\" "
+            "skipped=\"%d\" time=\"%.3f\">\n",
             all.total, all.fail + all.fixed, all.error + all.notrun, all.skip + all.deviation,
             (double)m->duration_us / 1e6);
     const char *area = NULL;
@@ -542,8 +546,8 @@ int iwc_write_junit(const char *path, const iwc_entry *e, int n, const iwc_meta 
             fprintf(f, "\" name=\"");
             xml_text(f, x->c.id);
             fprintf(f, "\" time=\"%.3f\">\n", (double)x->r.duration_us / 1e6);
-            const char *tag = x->r.status == IWC_FAIL || x->r.status == IWC_FIXED ? "failure"
-                              : x->r.status == IWC_ERROR || x->r.status == IWC_NOTRUN ? "error"
+            const char *tag = x->r.status == IWC_FAIL || x->r.status == IWC_FIXED       ? "failure"
+                              : x->r.status == IWC_ERROR || x->r.status == IWC_NOTRUN   ? "error"
                               : x->r.status == IWC_SKIP || x->r.status == IWC_DEVIATION ? "skipped"
                                                                                         : NULL;
             fprintf(f, "      <properties><property name=\"status\" value=\"%s\"/>",
@@ -556,12 +560,11 @@ int iwc_write_junit(const char *path, const iwc_entry *e, int n, const iwc_meta 
             fputs("</properties>\n", f);
             if (tag) {
                 fprintf(f, "      <%s type=\"%s\" message=\"", tag, iwc_status_name(x->r.status));
-                xml_text(f, x->r.status == IWC_DEVIATION && x->r.deviation
-                                ? x->r.deviation
-                                : x->r.status == IWC_FIXED
-                                    ? "listed as an expected deviation but passed: remove it from "
-                                      "the list"
-                                    : iwc_result_reason(&x->r));
+                xml_text(f, x->r.status == IWC_DEVIATION && x->r.deviation ? x->r.deviation
+                            : x->r.status == IWC_FIXED
+                                ? "listed as an expected deviation but passed: remove it from "
+                                  "the list"
+                                : iwc_result_reason(&x->r));
                 fprintf(f, "\">");
                 for (int k2 = 0; k2 < x->r.nmsgs; k2++) {
                     xml_text(f, x->r.msgs[k2]);
@@ -665,20 +668,33 @@ int iwc_write_html(const char *path, const iwc_entry *e, int n, const iwc_meta *
     iso_time(m->started_us, when, sizeof when);
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
           "<title>iwarp-conform report</title>\n<style>\n"
-          "body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#1d2329;background:#fff}\n"
-          "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #d8dee4;padding-bottom:4px}\n"
+          "body{font:14px/1.4 system-ui,-apple-system,'Segoe "
+          "UI',sans-serif;margin:24px;color:#1d2329;background:#fff}\n"
+          "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px "
+          "solid #d8dee4;padding-bottom:4px}\n"
           ".meta{color:#57606a;margin-bottom:14px}\n"
-          ".badges span{display:inline-block;padding:4px 10px;border-radius:12px;margin:0 6px 6px 0;font-weight:600;color:#fff}\n"
-          ".b-pass{background:#1a7f37}.b-fail{background:#cf222e}.b-error{background:#8250df}.b-skip{background:#6e7781}.b-dev{background:#bf8700}.b-fixed{background:#0969da}.b-notrun{background:#24292f}\n"
-          "table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:4px 8px;border-bottom:1px solid #eaeef2;vertical-align:top}\n"
+          ".badges span{display:inline-block;padding:4px 10px;border-radius:12px;margin:0 6px 6px "
+          "0;font-weight:600;color:#fff}\n"
+          ".b-pass{background:#1a7f37}.b-fail{background:#cf222e}.b-error{background:#8250df}.b-"
+          "skip{background:#6e7781}.b-dev{background:#bf8700}.b-fixed{background:#0969da}.b-notrun{"
+          "background:#24292f}\n"
+          "table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:4px "
+          "8px;border-bottom:1px solid #eaeef2;vertical-align:top}\n"
           "th{background:#f6f8fa;font-weight:600}\n"
-          ".matrix td.sec{white-space:nowrap;font-weight:600;width:1%}.matrix td.cnt{white-space:nowrap;width:1%;color:#57606a}\n"
-          ".cell{display:inline-block;min-width:14px;height:14px;margin:1px;border-radius:3px;font-size:10px;line-height:14px;padding:0 4px;color:#fff;white-space:nowrap}\n"
-          ".pass{background:#2da44e}.fail{background:#cf222e}.error{background:#8250df}.skip{background:#afb8c1}.dev{background:#d4a72c}.fixed{background:#0969da}.notrun{background:#24292f}\n"
+          ".matrix td.sec{white-space:nowrap;font-weight:600;width:1%}.matrix "
+          "td.cnt{white-space:nowrap;width:1%;color:#57606a}\n"
+          ".cell{display:inline-block;min-width:14px;height:14px;margin:1px;border-radius:3px;font-"
+          "size:10px;line-height:14px;padding:0 4px;color:#fff;white-space:nowrap}\n"
+          ".pass{background:#2da44e}.fail{background:#cf222e}.error{background:#8250df}.skip{"
+          "background:#afb8c1}.dev{background:#d4a72c}.fixed{background:#0969da}.notrun{background:"
+          "#24292f}\n"
           "td.st{font-weight:700;text-transform:uppercase;font-size:12px;white-space:nowrap}\n"
-          "td.st.pass,td.st.fail,td.st.error,td.st.skip,td.st.dev,td.st.fixed{color:#fff;text-align:center}\n"
-          ".why{color:#cf222e;font-family:ui-monospace,monospace;font-size:12px}.choice{color:#9a6700;font-size:12px}\n"
-          ".id{font-family:ui-monospace,monospace;font-size:12px;white-space:nowrap}.small{color:#57606a;font-size:12px}\n"
+          "td.st.pass,td.st.fail,td.st.error,td.st.skip,td.st.dev,td.st.fixed{color:#fff;text-"
+          "align:center}\n"
+          ".why{color:#cf222e;font-family:ui-monospace,monospace;font-size:12px}.choice{color:#"
+          "9a6700;font-size:12px}\n"
+          ".id{font-family:ui-monospace,monospace;font-size:12px;white-space:nowrap}.small{color:#"
+          "57606a;font-size:12px}\n"
           ".legend span{margin-right:12px}\n"
           "</style></head><body>\n",
           f);
@@ -706,11 +722,13 @@ int iwc_write_html(const char *path, const iwc_entry *e, int n, const iwc_meta *
         fputs("</code></td></tr>", f);
     }
     fputs("</table></details>\n<div class=\"badges\">", f);
-    fprintf(f, "<span class=\"b-pass\">%d pass</span><span class=\"b-fail\">%d fail</span>"
-               "<span class=\"b-dev\">%d expected deviation</span><span class=\"b-fixed\">%d fixed</span>"
-               "<span class=\"b-error\">%d error</span><span class=\"b-skip\">%d skipped</span>"
-               "<span class=\"b-notrun\">%d not run</span>",
-            k.pass, k.fail, k.deviation, k.fixed, k.error, k.skip, k.notrun);
+    fprintf(
+        f,
+        "<span class=\"b-pass\">%d pass</span><span class=\"b-fail\">%d fail</span>"
+        "<span class=\"b-dev\">%d expected deviation</span><span class=\"b-fixed\">%d fixed</span>"
+        "<span class=\"b-error\">%d error</span><span class=\"b-skip\">%d skipped</span>"
+        "<span class=\"b-notrun\">%d not run</span>",
+        k.pass, k.fail, k.deviation, k.fixed, k.error, k.skip, k.notrun);
     fprintf(f, "<span style=\"color:#1d2329\">%d cases</span></div>\n", k.total);
     for (int i = 0; i < m->nwarnings; i++) {
         fputs("<div class=\"choice\">&#9888; ", f);
@@ -747,8 +765,10 @@ int iwc_write_html(const char *path, const iwc_entry *e, int n, const iwc_meta *
     qsort(secs, (size_t)ns, sizeof *secs, rfc_cmp);
     fputs("<h2>Pass/fail by RFC section</h2>\n<div class=\"legend small\">"
           "<span class=\"cell pass\">&nbsp;</span>pass <span class=\"cell fail\">&nbsp;</span>fail "
-          "<span class=\"cell dev\">&nbsp;</span>expected deviation <span class=\"cell fixed\">&nbsp;</span>fixed "
-          "<span class=\"cell error\">&nbsp;</span>error <span class=\"cell skip\">&nbsp;</span>skipped"
+          "<span class=\"cell dev\">&nbsp;</span>expected deviation <span class=\"cell "
+          "fixed\">&nbsp;</span>fixed "
+          "<span class=\"cell error\">&nbsp;</span>error <span class=\"cell "
+          "skip\">&nbsp;</span>skipped"
           "</div>\n<table class=\"matrix\"><tr><th>section</th><th>ok</th><th>cases</th></tr>\n",
           f);
     for (int s = 0; s < ns; s++) {
@@ -800,7 +820,9 @@ int iwc_write_html(const char *path, const iwc_entry *e, int n, const iwc_meta *
         area = e[i].c.area;
         fputs("<h2>", f);
         html(f, area);
-        fputs("</h2>\n<table><tr><th>status</th><th>case</th><th>what</th><th>RFC</th><th>pcap, log</th></tr>\n", f);
+        fputs("</h2>\n<table><tr><th>status</th><th>case</th><th>what</th><th>RFC</th><th>pcap, "
+              "log</th></tr>\n",
+              f);
         for (int q = i; q < n; q++) {
             const iwc_entry *x = &e[q];
             if (!x->ran || strcmp(x->c.area, area))

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The runner's outputs: console lines, the case list (plain, Markdown,
  * JSON), the JSON result file, JUnit XML and the single-file HTML report. */
 #ifndef IWC_REPORT_H
@@ -10,14 +11,14 @@
 
 typedef struct iwc_entry {
     iwc_case c;
-    char *path;      /* case file */
-    bool selected;   /* passed --filter */
+    char *path;    /* case file */
+    bool selected; /* passed --filter */
     bool ran;
     iwc_result r;
-    char *pcap;      /* relative to the output directory, or NULL */
-    char *log;       /* per-case log, relative to the output directory, or NULL */
-    int runs, bad_runs;   /* soak: times run, times not PASS/SKIP/DEVIATION */
-    char *bad_iters;      /* soak: "3 (FAIL), 7 (ERROR)", or NULL */
+    char *pcap;         /* relative to the output directory, or NULL */
+    char *log;          /* per-case log, relative to the output directory, or NULL */
+    int runs, bad_runs; /* soak: times run, times not PASS/SKIP/DEVIATION */
+    char *bad_iters;    /* soak: "3 (FAIL), 7 (ERROR)", or NULL */
 } iwc_entry;
 
 typedef struct iwc_meta {
@@ -26,14 +27,14 @@ typedef struct iwc_meta {
     const char *deviations; /* file, or NULL */
     /* provenance: what exactly was run, and how */
     const char *cases_dir, *filter, *rfc_sel, *tag_sel; /* NULL: not given */
-    const char *case_hash;  /* FNV-1a 64 over every loaded case file, hex */
+    const char *case_hash; /* FNV-1a 64 over every loaded case file, hex */
     int cases_loaded, selected;
     int timeout_ms, mpa_timeout_ms, reply_settle_ms;
     bool slow;
-    const char *hello;      /* the agent's hello response line */
+    const char *hello; /* the agent's hello response line */
     const char *cmdline;
-    int iterations;         /* soak: suite passes run (1 without --repeat/--duration) */
-    uint64_t started_us;    /* wall clock */
+    int iterations;      /* soak: suite passes run (1 without --repeat/--duration) */
+    uint64_t started_us; /* wall clock */
     uint64_t duration_us;
     char **warnings;
     int nwarnings;

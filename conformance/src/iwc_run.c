@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* One case against an IUT: see iwc_run.h and docs/conformance.md. This
  * module drives the case (messages, capture, agent, sockets, setup, steps);
  * iwc_send.c, iwc_peer.c, iwc_model.c and iwc_expect.c do the rest
@@ -23,8 +24,8 @@
 #include <unistd.h>
 
 const char *iwc_status_name(iwc_status s) {
-    static const char *const n[] = {"pass", "fail", "error", "skip", "deviation", "fixed",
-                                    "notrun"};
+    static const char *const n[] = {"pass",      "fail",  "error", "skip",
+                                    "deviation", "fixed", "notrun"};
     return (unsigned)s < sizeof n / sizeof *n ? n[s] : "?";
 }
 
@@ -435,8 +436,8 @@ static int tcp_connect(run *r, uint16_t port) {
     }
     freeaddrinfo(res);
     if (fd < 0) {
-        run_error(r, 0, "cannot connect to the IUT's RDMA listener %s:%u: %s", r->env->iut_host, port,
-              strerror(last));
+        run_error(r, 0, "cannot connect to the IUT's RDMA listener %s:%u: %s", r->env->iut_host,
+                  port, strerror(last));
         return -1;
     }
     r->fd = fd;
@@ -548,7 +549,7 @@ static int setup(run *r) {
         if (getaddrinfo(r->env->local_bind, lps, &hints, &res) != 0) {
             iwc_req_free(&q);
             run_error(r, 0, "local address '%s' is not numeric (--local-host/--local-listen)",
-                  r->env->local_bind);
+                      r->env->local_bind);
             return -1;
         }
         r->lfd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -561,7 +562,7 @@ static int setup(run *r) {
             freeaddrinfo(res);
             iwc_req_free(&q);
             run_error(r, 0, "cannot listen on %s:%u: %s", r->env->local_bind, r->env->local_port,
-                  strerror(errno));
+                      strerror(errno));
             return -1;
         }
         freeaddrinfo(res);
@@ -571,7 +572,8 @@ static int setup(run *r) {
         iw_jw_uint(&q.j, "port", lport);
     }
     mpa_json(&q.j, &c->iut_mpa, caps->mpa_timeout);
-    iw_json_doc *d = run_agent_ok(r, 0, iwc_req_end(&q), c->role == IWC_IUT_RESPONDER ? "listen" : "connect");
+    iw_json_doc *d =
+        run_agent_ok(r, 0, iwc_req_end(&q), c->role == IWC_IUT_RESPONDER ? "listen" : "connect");
     iwc_req_free(&q);
     if (!d)
         return -1;
@@ -598,7 +600,7 @@ static int setup(run *r) {
         struct pollfd p = {r->lfd, POLLIN, 0};
         if (poll(&p, 1, r->timeout_ms) <= 0) {
             run_fail(r, 0, "the IUT did not open a TCP connection to %s:%u within %d ms",
-                 r->env->local_host, lport, r->timeout_ms);
+                     r->env->local_host, lport, r->timeout_ms);
             return -1;
         }
         r->fd = accept(r->lfd, NULL, NULL);
@@ -620,9 +622,9 @@ static int setup(run *r) {
 
 /* ---- agent steps ---- */
 
-static const char *const hex_keys[] = {"stag", "to", "remote_stag", "remote_to", "inv_stag",
-                                       "add", "add_mask", "swap", "swap_mask", "compare",
-                                       "compare_mask", "sink_stag", "sink_to"};
+static const char *const hex_keys[] = {
+    "stag", "to",        "remote_stag", "remote_to",    "inv_stag",  "add",    "add_mask",
+    "swap", "swap_mask", "compare",     "compare_mask", "sink_stag", "sink_to"};
 
 static void step_agent(run *r, const iwc_step *s) {
     iwc_req q;
@@ -635,12 +637,14 @@ static void step_agent(run *r, const iwc_step *s) {
     switch (s->sub) {
     case IWC_AGENT_INVALIDATE:
     case IWC_AGENT_DEREG_MR:
-        iw_jw_hex32(&q.j, "stag", ri >= 0 ? r->reg[ri].stag : (uint32_t)run_arg_num_or(r, s, "stag", 0));
+        iw_jw_hex32(&q.j, "stag",
+                    ri >= 0 ? r->reg[ri].stag : (uint32_t)run_arg_num_or(r, s, "stag", 0));
         break;
     case IWC_AGENT_WRITE_MR: {
         uint64_t at = run_arg_num_or(r, s, "at", 0);
         const iwc_arg *da = iwc_step_arg(s, "data");
-        wdata = run_data_make(r, s->line, &da->d, run_arg_num_or(r, s, "len", r->reg[ri].len - at), &wlen);
+        wdata = run_data_make(r, s->line, &da->d, run_arg_num_or(r, s, "len", r->reg[ri].len - at),
+                              &wlen);
         if (!wdata) {
             iwc_req_free(&q);
             return;
@@ -690,9 +694,11 @@ static void step_agent(run *r, const iwc_step *s) {
     iwc_req_free(&q);
     if (d && !iwc_resp_ok(d)) {
         if (s->may_fail)
-            run_trace(r, 1, "agent refused %s (allowed): %s", iwc_agent_name(s->sub), iwc_resp_error(d));
+            run_trace(r, 1, "agent refused %s (allowed): %s", iwc_agent_name(s->sub),
+                      iwc_resp_error(d));
         else
-            run_error(r, s->line, "agent refused %s: %s", iwc_agent_name(s->sub), iwc_resp_error(d));
+            run_error(r, s->line, "agent refused %s: %s", iwc_agent_name(s->sub),
+                      iwc_resp_error(d));
     } else if (d) {
         if (s->sub == IWC_AGENT_DEREG_MR && ri >= 0)
             r->reg[ri].gone = true;
@@ -714,7 +720,7 @@ static void final_checks(run *r) {
         r->res->checks++;
         const iw_rdmap_term *t = &r->rx[r->term_idx].msg.u.term;
         run_fail(r, 0, "unexpected Terminate %s from the IUT",
-             run_triple_str(IW_TERM_TRIPLE(t->layer, t->etype, t->ecode), a, sizeof a));
+                 run_triple_str(IW_TERM_TRIPLE(t->layer, t->etype, t->ecode), a, sizeof a));
     }
     for (int i = 0; i < r->c->nregions && !r->abort_steps; i++) {
         if (r->reg[i].peer)
@@ -731,14 +737,14 @@ static void run_steps(run *r) {
         const iwc_step *s = &c->steps[i];
         r->step_seed = i;
         run_trace(r, 1, "line %d: %s %s", s->line,
-              s->kind == IWC_STEP_SEND     ? "send"
-              : s->kind == IWC_STEP_EXPECT ? "expect"
-              : s->kind == IWC_STEP_AGENT  ? "agent"
-                                           : "step",
-              s->kind == IWC_STEP_SEND     ? iwc_send_name(s->sub)
-              : s->kind == IWC_STEP_EXPECT ? iwc_expect_name(s->sub)
-              : s->kind == IWC_STEP_AGENT  ? iwc_agent_name(s->sub)
-                                           : "");
+                  s->kind == IWC_STEP_SEND     ? "send"
+                  : s->kind == IWC_STEP_EXPECT ? "expect"
+                  : s->kind == IWC_STEP_AGENT  ? "agent"
+                                               : "step",
+                  s->kind == IWC_STEP_SEND     ? iwc_send_name(s->sub)
+                  : s->kind == IWC_STEP_EXPECT ? iwc_expect_name(s->sub)
+                  : s->kind == IWC_STEP_AGENT  ? iwc_agent_name(s->sub)
+                                               : "");
         if (s->kind != IWC_STEP_SEND)
             run_flush_held(r);
         if (s->nonly) {
@@ -858,9 +864,9 @@ static char *skip_reason(const iwc_env *env, const iwc_case *c) {
     const iwc_caps *k = &env->agent->caps;
     if ((c->tags & IWC_TAG_SLOW) && !env->slow && !(k->mpa_timeout && c->iut_mpa.timeout_ms >= 0))
         return iwc_strf("slow: waits for the IUT's MPA startup timeout (run with --slow)");
-    const bool have[IWC_NEEDS_COUNT_] = {k->atomics, k->immediate, k->send_inv, k->markers,
-                                        k->rev1,    k->pd2,       k->reject,   k->guard,
-                                        k->local_inv};
+    const bool have[IWC_NEEDS_COUNT_] = {k->atomics, k->immediate, k->send_inv,
+                                         k->markers, k->rev1,      k->pd2,
+                                         k->reject,  k->guard,     k->local_inv};
     for (unsigned b = 0; b < IWC_NEEDS_COUNT_; b++)
         if ((c->needs & (1u << b)) && !have[b])
             return iwc_strf("the agent does not offer '%s'", iwc_needs_name(b));

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The runner's internals, shared by its modules (not installed, not for
  * tools): the state of one case (run), and what each module offers the
  * others. iwc_run.c drives a case (agent, sockets, setup, steps);
@@ -19,11 +20,11 @@
 
 #include "iwc_wire.h"
 
-#define PEER_STAG_BASE 0x0C0F0000u  /* STags of the runner's own regions */
+#define PEER_STAG_BASE 0x0C0F0000u /* STags of the runner's own regions */
 #define PEER_TO_BASE 0x00007A0000000000ull
-#define SETTLE_MS 20   /* quiet time before the final checks */
-#define QUIET_MS 250   /* how long "nothing after the Terminate" is watched without a FIN */
-#define EMSS 1460      /* our segmentation: MULPDU for this EMSS (RFC 5044 §4.5) */
+#define SETTLE_MS 20 /* quiet time before the final checks */
+#define QUIET_MS 250 /* how long "nothing after the Terminate" is watched without a FIN */
+#define EMSS 1460    /* our segmentation: MULPDU for this EMSS (RFC 5044 §4.5) */
 
 /* ---- run state ---- */
 
@@ -40,14 +41,14 @@ typedef struct ev_entry {
 
 typedef struct sent_frame {
     int line;
-    uint8_t kind;       /* iwc_send_kind; 0 for the runner's automatic answers */
-    bool fpdu;          /* false: an MPA frame */
-    uint8_t *ulpdu;     /* the DDP segment as framed */
+    uint8_t kind;   /* iwc_send_kind; 0 for the runner's automatic answers */
+    bool fpdu;      /* false: an MPA frame */
+    uint8_t *ulpdu; /* the DDP segment as framed */
     size_t ulpdu_len;
-    int region;         /* IUT region this segment places into (-1 none) */
+    int region; /* IUT region this segment places into (-1 none) */
     uint64_t roff;
     size_t rlen;
-    size_t pay_off;     /* payload offset in ulpdu */
+    size_t pay_off; /* payload offset in ulpdu */
     bool rejected;
 } sent_frame;
 
@@ -56,7 +57,7 @@ typedef struct model_op {
     uint64_t off;
     size_t len;
     uint8_t *bytes;
-    int frame;          /* sent frame that placed it, or -1 */
+    int frame; /* sent frame that placed it, or -1 */
 } model_op;
 
 enum { RXF_RR = 1, RXF_RR_BAD, RXF_FPDU };
@@ -68,7 +69,7 @@ typedef struct rx_frame {
     size_t wire_len;
     iw_mpa_rr rr;
     uint8_t pd[IW_MPA_PD_MAX];
-    iw_verdict verdict;  /* MPA: the frame's own verdict (CRC, marker, key, ...) */
+    iw_verdict verdict; /* MPA: the frame's own verdict (CRC, marker, key, ...) */
     uint8_t *ulpdu;
     uint16_t ulpdu_len;
     iw_rdmap_msg msg;
@@ -90,7 +91,7 @@ typedef struct region_rt {
     bool peer, gone;
     uint32_t stag;
     uint64_t to, len;
-    uint8_t *mem;       /* peer: the memory; IUT: the initial content */
+    uint8_t *mem; /* peer: the memory; IUT: the initial content */
 } region_rt;
 
 typedef struct run {
@@ -131,21 +132,21 @@ typedef struct run {
     iw_json_doc **docs;
     int ndocs, capdocs;
     region_rt reg[IWC_REGIONS_MAX];
-    int term_idx;         /* first Terminate from the IUT, or -1 */
-    bool term_judged;     /* an expect terminate looked at it */
-    iwc_outcome chosen;   /* the outcome the last expect terminate saw (if= steps) */
+    int term_idx;       /* first Terminate from the IUT, or -1 */
+    bool term_judged;   /* an expect terminate looked at it */
+    iwc_outcome chosen; /* the outcome the last expect terminate saw (if= steps) */
     bool has_chosen;
     bool rule4_reported;
     bool reject_startup; /* skipped IUT initiator: end its MPA startup with R=1 */
-    int rx_mark;          /* rx frames when the last send step went out */
+    int rx_mark;         /* rx frames when the last send step went out */
     uint64_t rx_bytes_mark;
     bool recv_posted;
     bool abort_steps;
     int step_seed;
-    int want_op;          /* expect fpdu: the opcode being waited for */
+    int want_op; /* expect fpdu: the opcode being waited for */
     uint64_t t0;
-    size_t held_mark;     /* where the current send step's octets start in held */
-    bool sent_term;       /* the steps sent a Terminate: nothing after it may land */
+    size_t held_mark; /* where the current send step's octets start in held */
+    bool sent_term;   /* the steps sent a Terminate: nothing after it may land */
 } run;
 
 /* ---- iwc_run.c: messages, capture, agent, sockets ---- */
@@ -213,8 +214,9 @@ void run_startup_auto(run *r);
 
 /* ---- iwc_expect.c: expectations ---- */
 
-const ev_entry *run_find_event(run *r, const char *type, bool (*match)(run *, const ev_entry *, const void *),
-                                  const void *ctx, int wait_ms);
+const ev_entry *run_find_event(run *r, const char *type,
+                               bool (*match)(run *, const ev_entry *, const void *),
+                               const void *ctx, int wait_ms);
 void run_exp_terminate(run *r, const iwc_step *s);
 void run_exp_closed(run *r, const iwc_step *s);
 void run_exp_mpa(run *r, const iwc_step *s);

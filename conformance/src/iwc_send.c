@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Sending: a case's send steps framed through the raw peer (iwc_wire.h,
  * reference-stack/peer), MPA startup and the RFC 6581 RTR. See
  * iwc_run_int.h. */
@@ -110,12 +111,18 @@ void run_send_answer(run *r, iw_rdmap_msg *m, const uint8_t *pay, size_t paylen)
 static void msg_defaults(iw_rdmap_msg *m, unsigned opcode) { (void)iw_rdmap_msg_init(m, opcode); }
 
 static const uint8_t send_opcode[] = {
-    [IWC_SEND_WRITE] = IW_OP_WRITE,       [IWC_SEND_READ_REQ] = IW_OP_READ_REQ,
-    [IWC_SEND_READ_RESP] = IW_OP_READ_RESP, [IWC_SEND_SEND] = IW_OP_SEND,
-    [IWC_SEND_SEND_INV] = IW_OP_SEND_INV, [IWC_SEND_SEND_SE] = IW_OP_SEND_SE,
-    [IWC_SEND_SEND_SE_INV] = IW_OP_SEND_SE_INV, [IWC_SEND_TERM] = IW_OP_TERMINATE,
-    [IWC_SEND_IMM] = IW_OP_IMM,           [IWC_SEND_IMM_SE] = IW_OP_IMM_SE,
-    [IWC_SEND_ATOMIC] = IW_OP_ATOMIC_REQ, [IWC_SEND_ATOMIC_RESP] = IW_OP_ATOMIC_RESP,
+    [IWC_SEND_WRITE] = IW_OP_WRITE,
+    [IWC_SEND_READ_REQ] = IW_OP_READ_REQ,
+    [IWC_SEND_READ_RESP] = IW_OP_READ_RESP,
+    [IWC_SEND_SEND] = IW_OP_SEND,
+    [IWC_SEND_SEND_INV] = IW_OP_SEND_INV,
+    [IWC_SEND_SEND_SE] = IW_OP_SEND_SE,
+    [IWC_SEND_SEND_SE_INV] = IW_OP_SEND_SE_INV,
+    [IWC_SEND_TERM] = IW_OP_TERMINATE,
+    [IWC_SEND_IMM] = IW_OP_IMM,
+    [IWC_SEND_IMM_SE] = IW_OP_IMM_SE,
+    [IWC_SEND_ATOMIC] = IW_OP_ATOMIC_REQ,
+    [IWC_SEND_ATOMIC_RESP] = IW_OP_ATOMIC_RESP,
 };
 
 static bool mut_from(run *r, const iwc_step *s, iwc_mut *mu) {
@@ -145,7 +152,7 @@ static bool mut_from(run *r, const iwc_step *s, iwc_mut *mu) {
     }
     const iwc_arg *c = iwc_step_arg(s, "crc");
     if (c && c->word)
-        mu->crc = !strcmp(c->word, "bad") ? IWC_CRC_BAD
+        mu->crc = !strcmp(c->word, "bad")    ? IWC_CRC_BAD
                   : !strcmp(c->word, "zero") ? IWC_CRC_ZERO
                                              : IWC_CRC_GOOD;
     return !r->abort_steps;
@@ -307,9 +314,9 @@ void run_step_send_fpdu(run *r, const iwc_step *s) {
     uint64_t nseg = has_pay && paylen ? (paylen + room - 1) / room : 1;
     if (nseg * repeat > IWC_FPDUS_MAX - (unsigned)r->nsent) {
         run_error(r, s->line,
-              "send: %llu FPDU(s) of at most %zu payload octets would make this case send more "
-              "than %u FPDUs (raise seg= or shorten the message)",
-              (unsigned long long)(nseg * repeat), room, IWC_FPDUS_MAX);
+                  "send: %llu FPDU(s) of at most %zu payload octets would make this case send more "
+                  "than %u FPDUs (raise seg= or shorten the message)",
+                  (unsigned long long)(nseg * repeat), room, IWC_FPDUS_MAX);
         free(pay);
         iwc_buf_free(&termhdr);
         return;
@@ -395,8 +402,7 @@ static void record_mine(run *r, const iw_mpa_rr *rr) {
     r->mine = *rr;
     r->mine.pd = r->mine.ulp_pd = NULL; /* only flags and v2 are used later */
     r->mine_sent = true;
-    sent_push(r, 0, rr->type == IW_MPA_REQUEST ? IWC_SEND_MPA_REQUEST : IWC_SEND_MPA_REPLY,
-              false);
+    sent_push(r, 0, rr->type == IW_MPA_REQUEST ? IWC_SEND_MPA_REQUEST : IWC_SEND_MPA_REPLY, false);
 }
 
 /* send: mpa-request / mpa-reply with patches (startup: tcp). */
@@ -520,11 +526,13 @@ static void send_rtr(run *r) {
     unsigned offered = (r->mine.v2.rtr_send ? 1u : 0) | (r->mine.v2.rtr_write ? 2u : 0) |
                        (r->mine.v2.rtr_read ? 4u : 0);
     unsigned ok = ((r->theirs.v2.rtr_send ? 1u : 0) | (r->theirs.v2.rtr_write ? 2u : 0) |
-                   (r->theirs.v2.rtr_read ? 4u : 0)) & offered;
+                   (r->theirs.v2.rtr_read ? 4u : 0)) &
+                  offered;
     unsigned use = p->rtr_use > 0 ? (unsigned)p->rtr_use : ok & 2 ? 2 : ok & 4 ? 4 : ok & 1 ? 1 : 0;
     if (!use) {
-        run_fail(r, 0, "the IUT's Reply allows no RTR the runner offered (RFC 6581 §9.2: the "
-                   "responder sets at least one requested RTR it supports)");
+        run_fail(r, 0,
+                 "the IUT's Reply allows no RTR the runner offered (RFC 6581 §9.2: the "
+                 "responder sets at least one requested RTR it supports)");
         r->abort_steps = true;
         return;
     }
@@ -564,15 +572,17 @@ void run_startup_auto(run *r) {
         record_mine(r, &rr);
         run_tx_write(r, out.p, out.len, NULL, 0);
         if (!run_wait_for(r, run_have_theirs, r->timeout_ms) || !r->theirs_got) {
-            run_fail(r, 0, "MPA startup: %s", r->rx_lost ? "the IUT's MPA Reply is invalid"
-                                          : r->eof ? "the IUT closed the connection instead of replying"
-                                                   : "no MPA Reply from the IUT");
+            run_fail(r, 0, "MPA startup: %s",
+                     r->rx_lost ? "the IUT's MPA Reply is invalid"
+                     : r->eof   ? "the IUT closed the connection instead of replying"
+                                : "no MPA Reply from the IUT");
             r->abort_steps = true;
             goto done;
         }
         if (r->theirs.type != IW_MPA_REPLY || r->theirs.r) {
             run_fail(r, 0, "MPA startup: the IUT answered with %s",
-                 r->theirs.type != IW_MPA_REPLY ? "an MPA Request" : "a Reply with R=1 (reject)");
+                     r->theirs.type != IW_MPA_REPLY ? "an MPA Request"
+                                                    : "a Reply with R=1 (reject)");
             r->abort_steps = true;
             goto done;
         }
@@ -583,8 +593,9 @@ void run_startup_auto(run *r) {
             send_rtr(r);
     } else {
         if (!run_wait_for(r, run_have_theirs, r->timeout_ms) || !r->theirs_got) {
-            run_fail(r, 0, "MPA startup: %s", r->rx_lost ? "the IUT's MPA Request is invalid"
-                                                     : "no MPA Request from the IUT");
+            run_fail(r, 0, "MPA startup: %s",
+                     r->rx_lost ? "the IUT's MPA Request is invalid"
+                                : "no MPA Request from the IUT");
             r->abort_steps = true;
             goto done;
         }

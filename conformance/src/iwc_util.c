@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* See iwc_util.h. */
 #include "iwc_util.h"
 

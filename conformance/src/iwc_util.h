@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Small helpers shared by the runner's modules: octet buffers, hex, the
  * deterministic data pattern, glob matching, a monotonic clock. */
 #ifndef IWC_UTIL_H
@@ -36,7 +37,8 @@ void iwc_sleep_ms(int ms);
 #if defined(__GNUC__)
 __attribute__((format(printf, 1, 2)))
 #endif
-char *iwc_strf(const char *fmt, ...);
+char *
+iwc_strf(const char *fmt, ...);
 
 /* Lowercase hex of n octets into out (2n+1 chars). */
 void iwc_hex(char *out, const uint8_t *p, size_t n);

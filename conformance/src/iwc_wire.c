@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Frame crafting: see iwc_wire.h. Everything starts as the output of a
  * libiwarp encoder; the only octets written here by hand are the patched
  * fields of deliberately wrong frames, each under a comment. */
@@ -41,10 +42,8 @@ static void put16(uint8_t *b, uint16_t v) {
     b[1] = (uint8_t)v;
 }
 
-
-int iwc_fpdu_build(iwc_tx *tx, const uint8_t *seg, size_t seglen, const iwc_mut *mut,
-                   iwc_buf *out, uint8_t **ulpdu_out, size_t *ulpdu_len_out, char *err,
-                   size_t errlen) {
+int iwc_fpdu_build(iwc_tx *tx, const uint8_t *seg, size_t seglen, const iwc_mut *mut, iwc_buf *out,
+                   uint8_t **ulpdu_out, size_t *ulpdu_len_out, char *err, size_t errlen) {
     static const iwc_mut none;
     if (!mut)
         mut = &none;
@@ -85,8 +84,7 @@ int iwc_fpdu_build(iwc_tx *tx, const uint8_t *seg, size_t seglen, const iwc_mut 
     };
     bool markers = tx->flags & IW_MPA_MARKERS;
     iw_ssize n = iw_peer_fpdu_encode(w, IW_MPA_FPDU_WIRE_MAX, tx->pos, tx->flags, u, total, &o);
-    if (n == IW_ERR_INVALID_ARG && mut->lead_set &&
-        !(markers && iw_mpa_marker_gap(tx->pos) == 0)) {
+    if (n == IW_ERR_INVALID_ARG && mut->lead_set && !(markers && iw_mpa_marker_gap(tx->pos) == 0)) {
         snprintf(err, errlen, "marker.lead: no marker opens this FPDU (stream position %u)",
                  tx->pos);
         goto bad;

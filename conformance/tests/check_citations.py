@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Every RFC citation in the tree names something that exists.
 
     check_citations.py SPECS_DIR INDEX SOURCE_DIR   check the tree (exit 1 on a bad one)

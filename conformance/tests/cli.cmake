@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The runner's command line and its behaviour against broken inputs and a
 # misbehaving agent: clear messages and the documented exit codes, never a
 # crash. -DCONFORM= -DBAD_AGENT= -DTARGET= -DCASES= -DWORK=

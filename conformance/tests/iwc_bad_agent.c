@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A misbehaving agent for the runner's robustness test:
  *   iwc_bad_agent PORT MODE
  * MODE: garbage (answers non-JSON), version (hello says version 2),

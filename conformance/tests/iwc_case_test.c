@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Case-format and deviations-file parsers: every shipped case parses, every
  * kind of broken input gets a message naming its line, and thousands of
  * mutated cases (flips, cuts, splices, hostile tokens) never crash or leak
@@ -261,7 +262,8 @@ static void test_deviations(void) {
     CHECK(iwc_dev_cover(&l, "mpa.x", both, 2, used, 4) == 0); /* M bit not excused for mpa.* */
     CHECK(iwc_dev_cover(&l, "mpa.x", both, 1, used, 4) == 1);
     char *three[] = {both[0], both[1], "line 4: region A changed outside the expected placement"};
-    CHECK(iwc_dev_cover(&l, "ddp.x", three, 3, used, 4) == 0 && !iwc_dev_match(&l, "ddp.x", three, 3));
+    CHECK(iwc_dev_cover(&l, "ddp.x", three, 3, used, 4) == 0 &&
+          !iwc_dev_match(&l, "ddp.x", three, 3));
     iwc_dev_free(&l);
     /* an intermittent entry excuses its failure but is never "fixed" */
     const char *inter = "deviation: mpa.y\noutcome: did not close\nintermittent: yes\nreason: r\n";
@@ -270,11 +272,12 @@ static void test_deviations(void) {
     CHECK(!iwc_dev_for(&l, "mpa.y", true) && iwc_dev_for(&l, "mpa.y", false) == &l.v[0]);
     iwc_dev_free(&l);
     const char *badint = "deviation: mpa.y\noutcome: o\nintermittent: sometimes\nreason: r\n";
-    CHECK(iwc_dev_parse(badint, strlen(badint), &l, err, sizeof err) < 0 && strstr(err, "yes or no"));
+    CHECK(iwc_dev_parse(badint, strlen(badint), &l, err, sizeof err) < 0 &&
+          strstr(err, "yes or no"));
     iwc_dev_free(&l);
-    static const char *const bad[] = {"outcome: x\n", "deviation: a\nreason: r\n",
-                                      "deviation: a\noutcome: o\n", "deviation:\n",
-                                      "deviation: a\nwhy: x\n", "no colon\n"};
+    static const char *const bad[] = {
+        "outcome: x\n", "deviation: a\nreason: r\n", "deviation: a\noutcome: o\n",
+        "deviation:\n", "deviation: a\nwhy: x\n",    "no colon\n"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         CHECK(iwc_dev_parse(bad[i], strlen(bad[i]), &l, err, sizeof err) < 0 && err_line(err) >= 0);
         iwc_dev_free(&l);
@@ -339,10 +342,22 @@ static void test_shipped_and_mutated(const char *dir) {
     load_dir(&t, dir, 0);
     printf("  %d shipped cases\n", t.n);
     CHECK(t.n >= 60);
-    static const char *const tokens[] = {"$A.stag", "=", "expect: terminate 1/1/0 ", "\n",
-                                         "0xffffffffffffffffff", "\"", "#", "pat:", "hex:zz",
-                                         "region: B len=1\n", "send: ", "@A+", "<=", " of=-9",
-                                         "agent?: invalidate A\n", "split=1,2,3,4,5,6,7,8,9"};
+    static const char *const tokens[] = {"$A.stag",
+                                         "=",
+                                         "expect: terminate 1/1/0 ",
+                                         "\n",
+                                         "0xffffffffffffffffff",
+                                         "\"",
+                                         "#",
+                                         "pat:",
+                                         "hex:zz",
+                                         "region: B len=1\n",
+                                         "send: ",
+                                         "@A+",
+                                         "<=",
+                                         " of=-9",
+                                         "agent?: invalidate A\n",
+                                         "split=1,2,3,4,5,6,7,8,9"};
     uint64_t seed = 0x1C0FF;
     char *buf = malloc(IWC_TEXT_MAX + 1);
     int ok = 0, rejected = 0;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Proof that the cases can fail: for every fault a case says it catches
  * (catches: in its script), run iwarp-target --fault SPEC and that case,
  * and require it to FAIL with a message containing the expected reason
@@ -78,9 +79,9 @@ static void start(fault *f, const char *target, const char *conform, const char 
         strcat(filter, f->e[i].id);
     }
     /* A short timeout: a fault that makes the IUT silent costs one wait. */
-    char *cargv[] = {(char *)conform, "--agent", agent, "--cases", (char *)cases,
-                     "--filter", filter, "--out", f->dir, "--timeout-ms", "400",
-                     "--no-color", NULL};
+    char *cargv[] = {(char *)conform, "--agent",    agent,   "--cases", (char *)cases,
+                     "--filter",      filter,       "--out", f->dir,    "--timeout-ms",
+                     "400",           "--no-color", NULL};
     f->conform = iwc_spawn(cargv, clog);
     free(filter);
     f->started = 1;
@@ -101,7 +102,8 @@ static void judge(fault *f) {
     const iw_json *arr = iw_json_get(&d, &d.nodes[0], "cases");
     for (int i = 0; i < f->n; i++) {
         const iw_json *c = NULL;
-        for (const iw_json *x = arr ? iw_json_first(&d, arr) : NULL; x && !c; x = iw_json_next(&d, x)) {
+        for (const iw_json *x = arr ? iw_json_first(&d, arr) : NULL; x && !c;
+             x = iw_json_next(&d, x)) {
             const iw_json *id = iw_json_get(&d, x, "id");
             if (id && id->type == IW_JSON_STR && !strcmp(id->str, f->e[i].id))
                 c = x;
@@ -129,7 +131,7 @@ static void judge(fault *f) {
                 printf("ok    %-22s %-44s passes, chose %s\n", f->spec, f->e[i].id, oc->str);
             } else {
                 printf("FAIL  %-22s %-44s %s\n", f->spec, f->e[i].id,
-                       !c ? "the case did not run"
+                       !c        ? "the case did not run"
                        : !passed ? "a tolerated fault made the case fail"
                                  : "passed without reporting the outcome");
                 printf("      wanted a pass choosing \"%s\"; got %s %s\n", f->e[i].reason,
@@ -144,7 +146,7 @@ static void judge(fault *f) {
             printf("ok    %-22s %-44s %s\n", f->spec, f->e[i].id, first);
         } else {
             printf("FAIL  %-22s %-44s %s\n", f->spec, f->e[i].id,
-                   !c ? "the case did not run"
+                   !c        ? "the case did not run"
                    : !failed ? "the case did not fail: the fault went unnoticed"
                              : "failed, but not for the expected reason");
             if (c && failed)
@@ -211,21 +213,22 @@ int main(int argc, char **argv) {
         if (ll && iw_json_parse(&d, line, ll) == 0) {
             const iw_json *id = iw_json_get(&d, &d.nodes[0], "id");
             for (int tol = 0; tol < 2; tol++) {
-            const iw_json *cs = iw_json_get(&d, &d.nodes[0], tol ? "tolerates" : "catches");
-            for (const iw_json *c = cs ? iw_json_first(&d, cs) : NULL; c; c = iw_json_next(&d, c)) {
-                const iw_json *fs = iw_json_get(&d, c, "fault");
-                const iw_json *rs = iw_json_get(&d, c, tol ? "outcome" : "reason");
-                if (!id || !fs || !rs || fs->type != IW_JSON_STR)
-                    continue;
-                fault *f = fault_get(faults, &nf, fs->str);
-                if (f && f->n < MAX_PER) {
-                    f->e[f->n].id = strdup(id->str);
-                    f->e[f->n].reason = strdup(rs->str);
-                    f->e[f->n].pass = tol;
-                    f->n++;
-                    pairs++;
+                const iw_json *cs = iw_json_get(&d, &d.nodes[0], tol ? "tolerates" : "catches");
+                for (const iw_json *c = cs ? iw_json_first(&d, cs) : NULL; c;
+                     c = iw_json_next(&d, c)) {
+                    const iw_json *fs = iw_json_get(&d, c, "fault");
+                    const iw_json *rs = iw_json_get(&d, c, tol ? "outcome" : "reason");
+                    if (!id || !fs || !rs || fs->type != IW_JSON_STR)
+                        continue;
+                    fault *f = fault_get(faults, &nf, fs->str);
+                    if (f && f->n < MAX_PER) {
+                        f->e[f->n].id = strdup(id->str);
+                        f->e[f->n].reason = strdup(rs->str);
+                        f->e[f->n].pass = tol;
+                        f->n++;
+                        pairs++;
+                    }
                 }
-            }
             }
             iw_json_free(&d);
         }
@@ -235,18 +238,27 @@ int main(int argc, char **argv) {
     printf("%d faults, %d (fault, case) pairs, %d at a time\n", nf, pairs, jobs);
 
     /* Every fault the target names must be caught by some case. */
-    static const char *const named[] = {"swap-nibbles", "no-hdr-copy", "bad-seg-len",
-                                        "send-after-terminate", "place-before-check",
-                                        "accept-bad-crc", "accept-mpa-bad-key",
-                                        "accept-mpa-bad-rev", "ird-unbounded",
-                                        "no-remote-invalidate", "ignore-access", "skip:", "miscode:"};
+    static const char *const named[] = {"swap-nibbles",
+                                        "no-hdr-copy",
+                                        "bad-seg-len",
+                                        "send-after-terminate",
+                                        "place-before-check",
+                                        "accept-bad-crc",
+                                        "accept-mpa-bad-key",
+                                        "accept-mpa-bad-rev",
+                                        "ird-unbounded",
+                                        "no-remote-invalidate",
+                                        "ignore-access",
+                                        "skip:",
+                                        "miscode:"};
     for (size_t k = 0; k < sizeof named / sizeof *named; k++) {
         if (!strstr(htxt, named[k]))
             continue;
         bool caught = false;
         for (int i = 0; i < nf && !caught; i++)
-            caught = named[k][strlen(named[k]) - 1] == ':' ? !strncmp(faults[i].spec, named[k], strlen(named[k]))
-                                                          : !strcmp(faults[i].spec, named[k]);
+            caught = named[k][strlen(named[k]) - 1] == ':'
+                         ? !strncmp(faults[i].spec, named[k], strlen(named[k]))
+                         : !strcmp(faults[i].spec, named[k]);
         if (!caught) {
             printf("FAIL  no case catches fault %s\n", named[k]);
             failures++;

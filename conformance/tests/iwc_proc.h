@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Process helpers for the conformance ctests: free ports, starting
  * iwarp-target, running iwarp-conform. */
 #ifndef IWC_PROC_H

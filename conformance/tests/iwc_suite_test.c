@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The whole conformance suite against the reference IUT: starts
  * iwarp-target on a free port, runs iwarp-conform with --out, and checks the
  * exit status and every output: results.json parses and agrees with the
@@ -105,9 +106,9 @@ static int xml_check(const char *s, int *testcases, char *why, size_t wl) {
                     return -1;
                 }
                 for (const char *c = p + 2; c < q; c++)
-                    if (*c == '<' || (*c == '&' && strncmp(c, "&amp;", 5) && strncmp(c, "&lt;", 4) &&
-                                      strncmp(c, "&gt;", 4) && strncmp(c, "&quot;", 6) &&
-                                      strncmp(c, "&apos;", 6))) {
+                    if (*c == '<' || (*c == '&' && strncmp(c, "&amp;", 5) &&
+                                      strncmp(c, "&lt;", 4) && strncmp(c, "&gt;", 4) &&
+                                      strncmp(c, "&quot;", 6) && strncmp(c, "&apos;", 6))) {
                         snprintf(why, wl, "bad character in an attribute value");
                         return -1;
                     }
@@ -318,10 +319,8 @@ static void pcap_ports(const char *path, uint16_t *sport, uint16_t *dport) {
 
 /* --iut-port P:Q with a forwarder Q -> P, --local-listen on a fixed port:
  * a responder and an initiator case pass, and the pcaps show Q and L. */
-static void nat_check(const char *target, const char *conform, const char *cases,
-                      const char *out) {
-    uint16_t port = iwc_free_port(), p = iwc_free_port(), q = iwc_free_port(),
-             l = iwc_free_port();
+static void nat_check(const char *target, const char *conform, const char *cases, const char *out) {
+    uint16_t port = iwc_free_port(), p = iwc_free_port(), q = iwc_free_port(), l = iwc_free_port();
     char agent[64], log[4096], iutp[32], ll[64], dir[4096], hook[8300], hooked[4200];
     snprintf(agent, sizeof agent, "127.0.0.1:%u", port);
     snprintf(iutp, sizeof iutp, "%u:%u", p, q);
@@ -335,10 +334,25 @@ static void nat_check(const char *target, const char *conform, const char *cases
     pid_t tp = iwc_spawn(targv, log);
     pid_t fw = forwarder(q, p);
     CHECK(tp > 0 && fw > 0 && iwc_port_up(port, 5000), "iwarp-target or forwarder did not start");
-    char *cargv[] = {(char *)conform, "--agent", agent, "--cases", (char *)cases,
-                     "--filter", "positive.write-small,positive.iut-read", "--iut-port", iutp,
-                     "--local-host", "127.0.0.1", "--local-listen", ll, "--out", dir,
-                     "--case-hook", hook, "--no-color", NULL};
+    char *cargv[] = {(char *)conform,
+                     "--agent",
+                     agent,
+                     "--cases",
+                     (char *)cases,
+                     "--filter",
+                     "positive.write-small,positive.iut-read",
+                     "--iut-port",
+                     iutp,
+                     "--local-host",
+                     "127.0.0.1",
+                     "--local-listen",
+                     ll,
+                     "--out",
+                     dir,
+                     "--case-hook",
+                     hook,
+                     "--no-color",
+                     NULL};
     int rc = iwc_wait(iwc_spawn(cargv, NULL));
     if (fw > 0) {
         kill(fw, SIGTERM);
@@ -356,8 +370,8 @@ static void nat_check(const char *target, const char *conform, const char *cases
     CHECK(sp == l || dp == l, "%s: ports %u/%u, not the --local-listen port %u", pp, sp, dp, l);
     /* --case-hook ran before each case, with its id */
     char *h = iwc_slurp(hooked, NULL);
-    CHECK(h && !strcmp(h, "positive.iut-read\npositive.write-small\n"),
-          "--case-hook wrote '%s'", h ? h : "(nothing)");
+    CHECK(h && !strcmp(h, "positive.iut-read\npositive.write-small\n"), "--case-hook wrote '%s'",
+          h ? h : "(nothing)");
     free(h);
 }
 
@@ -375,9 +389,9 @@ static void drop_check(const char *target, const char *conform, const char *case
     char *targv[] = {(char *)target, "--agent", agent, "--fault", "skip:2/0/2", NULL};
     pid_t tp = iwc_spawn(targv, log);
     CHECK(tp > 0 && iwc_port_up(port, 5000), "iwarp-target --fault skip:2/0/2 did not start");
-    char *cargv[] = {(char *)conform, "--agent", agent, "--cases", (char *)cases,
-                     "--filter", "mpa.crc-*", "--out", dir, "--timeout-ms", "500",
-                     "--no-color", NULL};
+    char *cargv[] = {(char *)conform, "--agent",    agent,   "--cases", (char *)cases,
+                     "--filter",      "mpa.crc-*",  "--out", dir,       "--timeout-ms",
+                     "500",           "--no-color", NULL};
     int rc = iwc_wait(iwc_spawn(cargv, con));
     iwc_stop(tp);
     CHECK(rc == 0, "iwarp-conform against a silently dropping IUT exited %d (see %s)", rc, con);
@@ -417,12 +431,15 @@ int main(int argc, char **argv) {
     char *targv[] = {(char *)target, "--agent", agent, NULL};
     pid_t tp = iwc_spawn(targv, log);
     CHECK(tp > 0 && iwc_port_up(port, 5000), "iwarp-target did not start on %s", agent);
-    char *cargv[] = {(char *)conform, "--agent", agent,   "--cases", (char *)cases, "--deviations",
-                     (char *)devs,     "--out",   (char *)out, "--no-color", NULL};
+    char *cargv[] = {(char *)conform, "--agent",      agent,        "--cases",
+                     (char *)cases,   "--deviations", (char *)devs, "--out",
+                     (char *)out,     "--no-color",   NULL};
     int rc = iwc_wait(iwc_spawn(cargv, NULL));
     iwc_stop(tp);
-    CHECK(rc == 0, "iwarp-conform exited %d (0 expected: every case passes or is a listed "
-                   "deviation)", rc);
+    CHECK(rc == 0,
+          "iwarp-conform exited %d (0 expected: every case passes or is a listed "
+          "deviation)",
+          rc);
 
     /* results.json */
     char path[4096];

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The whole suite against iwarp-target whose agent listens on HOST (not
 # 127.0.0.1): the runner must send listen's host and connect there, the
 # target must serve RDMA on that address. Exit 77 (skipped) when HOST

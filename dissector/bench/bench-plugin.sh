@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Times tshark over one >= 100 MB iWARP capture with the iwarpkit plugin and
 # with Wireshark's built-in iwarp_mpa / iwarp_ddp_rdmap, in the same run.
 #

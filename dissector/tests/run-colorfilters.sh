@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The colouring rules file installed with the plugin, applied by tshark:
 #
 #   run-colorfilters.sh PLUGIN.so PCAPS_DIR TSHARK COLORFILTERS

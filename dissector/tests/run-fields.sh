@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Field and layer behaviour a filter user relies on (issue 11):
 #
 #   run-fields.sh PLUGIN.so PCAPS_DIR TSHARK

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Golden replay of pcaps/ through tshark with the freshly built plugin.
 #
 #   run-golden.sh PLUGIN.so PCAPS_DIR TSHARK        compare with pcaps/expected/

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # -z iwk,tree against the same tshark run's own fields (issue 11):
 #
 #   run-stats.sh PLUGIN.so PCAPS_DIR TSHARK

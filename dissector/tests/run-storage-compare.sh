@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Storage captures: the plugin against stock tshark.
 #
 #   run-storage-compare.sh PLUGIN.so PCAPS_DIR TSHARK

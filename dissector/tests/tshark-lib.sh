@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Shared by the plugin's tshark tests: tshark with the freshly built plugin
 # (ts) and stock tshark without it (ts_stock), run from a private temp dir.
 #

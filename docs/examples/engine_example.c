@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* engine_example: the sans-I/O engine alone (<iwarp/engine.h>), no verbs
  * layer. Two iw_conn, an MPA initiator and a responder, talk over a
  * socketpair; this program is their whole I/O: it moves whatever each
@@ -148,8 +149,12 @@ int main(void) {
         pump(&ini);
         pump(&rsp);
         if (ini.connected && !posted) {
-            iw_send_wr w = {.op = IW_WR_WRITE, .wr_id = 1, .data = src, .len = WRITE_LEN,
-                            .remote_stag = stag, .remote_to = 0};
+            iw_send_wr w = {.op = IW_WR_WRITE,
+                            .wr_id = 1,
+                            .data = src,
+                            .len = WRITE_LEN,
+                            .remote_stag = stag,
+                            .remote_to = 0};
             iw_send_wr s = {.op = IW_WR_SEND, .wr_id = 2, .data = msg, .len = sizeof msg};
             if (iw_conn_post_send(ini.conn, &w) || iw_conn_post_send(ini.conn, &s))
                 DIE("cannot post");

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rdma_example: the verbs-like API end to end (docs/verbs-api.md).
  *
  * One process plays both peers over loopback: a responder QP accepts, an
@@ -91,16 +92,24 @@ int main(void) {
     static uint8_t src[40000];
     for (size_t i = 0; i < sizeof src; i++)
         src[i] = (uint8_t)(i * 31 + 7);
-    iw_send_wr wr = {.op = IW_WR_WRITE, .wr_id = 2, .data = src, .len = sizeof src,
-                     .remote_stag = remote_stag, .remote_to = (uintptr_t)remote_buf + 1000};
+    iw_send_wr wr = {.op = IW_WR_WRITE,
+                     .wr_id = 2,
+                     .data = src,
+                     .len = sizeof src,
+                     .remote_stag = remote_stag,
+                     .remote_to = (uintptr_t)remote_buf + 1000};
     iw_qp_post_send(client, &wr);
     wait_for(cq, IW_EV_WRITE_DONE);
 
     /* 6. RDMA Read it back into the sink (the Read Response follows the
      *    Write in the same stream, so the data is there when it returns). */
-    iw_send_wr rd = {.op = IW_WR_READ, .wr_id = 3, .len = sizeof sink,
-                     .remote_stag = remote_stag, .remote_to = (uintptr_t)remote_buf + 1000,
-                     .local_stag = sink_stag, .local_to = (uintptr_t)sink};
+    iw_send_wr rd = {.op = IW_WR_READ,
+                     .wr_id = 3,
+                     .len = sizeof sink,
+                     .remote_stag = remote_stag,
+                     .remote_to = (uintptr_t)remote_buf + 1000,
+                     .local_stag = sink_stag,
+                     .local_to = (uintptr_t)sink};
     iw_qp_post_send(client, &rd);
     wait_for(cq, IW_EV_READ_DONE);
     if (memcmp(remote_buf + 1000, src, sizeof src) || memcmp(sink, src, sizeof sink))

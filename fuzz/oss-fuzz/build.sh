@@ -1,4 +1,5 @@
 #!/bin/bash -eu
+# SPDX-License-Identifier: GPL-2.0-or-later
 # OSS-Fuzz / ClusterFuzzLite build for iwarpkit (also used by
 # .clusterfuzzlite/build.sh). Builds every target named in fuzz/fuzzers.txt
 # and writes, per target, into $OUT:

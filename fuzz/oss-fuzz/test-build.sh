@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # ctest fuzz_ossbuild: runs oss-fuzz/build.sh the way OSS-Fuzz does (clang,
 # ASan, $LIB_FUZZING_ENGINE=-fsanitize=fuzzer, $SRC/iwarpkit holding the
 # sources), checks that $OUT has every target with a seed corpus zip holding

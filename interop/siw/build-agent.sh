@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Builds conformance/agent's iwarp-agent for the siw guest, inside a chroot of
 # the cached guest root (its gcc, libibverbs-dev, librdmacm-dev: the guest's
 # own libraries), from this source tree. Prints the binary's path.

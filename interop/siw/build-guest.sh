@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Builds the disposable siw guest, or finds it in the cache.
 #
 #   interop/siw/build-guest.sh [--rebuild] [--print-dir]

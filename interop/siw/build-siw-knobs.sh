@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Builds a second siw.ko from the same source with one change: siw's global
 # `mpa_version` (the MPA revision it initiates with, 2 in the stock module)
 # becomes a module parameter. Nothing else differs, so `mpa_version=1`

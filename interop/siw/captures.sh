@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # siw<->siw captures for pcaps/ (issue 7): small, repeatable exchanges
 # between two soft-iWARP endpoints in the guest, captured on lo.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # iwarp-conform against Linux soft-iWARP (ctest -L siw: siw_conform).
 #
 #   interop/siw/conform-siw.sh --conform PATH [--agent-bin PATH] [--out DIR]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs the disposable siw guest under qemu (TCG) and talks to it.
 #
 #   guest.sh start [--no-siw]      boot (overlay on the cached image), wait for the

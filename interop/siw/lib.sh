@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck disable=SC2034  # the variables are for the scripts that source this
 # shellcheck shell=bash
 # Shared settings and helpers for interop/siw/*.sh (sourced, not run).

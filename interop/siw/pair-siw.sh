@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Our reference stack against siw, both roles (ctest -L siw: siw_pair).
 #
 #   interop/siw/pair-siw.sh --target PATH [--agent-bin PATH] [--out DIR]

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Interop of two iWARP stacks through their agents (docs/agent-protocol.md).
 
     pair.py --ours HOST:PORT --siw HOST:PORT [options]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # iwarp-perf against siw's perftest, where the operations match (issue 7).
 #
 #   interop/siw/perftest-interop.sh IWARP-PERF

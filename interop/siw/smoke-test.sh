@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # siw smoke test (ctest -L siw): proves the harness end to end.
 #
 #   interop/siw/smoke-test.sh [--decoder PATH-TO-iwarp-decode]

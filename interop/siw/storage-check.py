@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Checks a storage-over-siw capture of storage.sh and says what stock
 Wireshark makes of it.
 

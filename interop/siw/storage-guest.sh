@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The guest side of storage.sh: storage targets and their clients over siw0,
 # both in the one guest, the client connecting to the guest's own address
 # (the traffic goes over lo, where tcpdump sees it; docs/siw.md).

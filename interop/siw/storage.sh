@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Storage over Linux soft-iWARP, captured (issue 13, deliverable 1): the
 # kernel's own NFS/RDMA, NVMe-oF/RDMA, iSER and SMB Direct stacks, target and
 # client in the one guest over siw0, the client connecting to the guest's own

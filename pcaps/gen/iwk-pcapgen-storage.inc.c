@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Storage over iWARP scenarios for iwk-pcapgen (included by iwk-pcapgen.c,
  * whose stream and connection helpers it uses).
  *
@@ -103,8 +104,8 @@ static void s_read_req(stream *s, uint32_t *msn_q1, uint32_t sink_stag, uint64_t
 
 /* MPA Rev 2 startup with ULP private data after the RFC 6581 enhanced data
  * (siw: client-server, IRD/ORD as the consumer asks, no CRC, no markers). */
-static void storage_startup(conn *k, stream *s0, stream *s1, const uint8_t *req_pd,
-                            size_t req_len, const uint8_t *rep_pd, size_t rep_len) {
+static void storage_startup(conn *k, stream *s0, stream *s1, const uint8_t *req_pd, size_t req_len,
+                            const uint8_t *rep_pd, size_t rep_len) {
     iw_mpa_rr req = rr_v2(IW_MPA_REQUEST, false, false, false, false, false, false, 16, 16);
     iw_mpa_rr rep = rr_v2(IW_MPA_REPLY, false, false, false, false, false, false, 16, 16);
     req.ulp_pd = req_pd;
@@ -177,16 +178,16 @@ static const uint8_t nfs_fh[28] = {0x01, 0x00, 0x07, 0x01, 0x8c, 0x2d, 0x5e, 0x1
 
 /* fattr3 (RFC 1813 §2.6) of a 1 MiB regular file. */
 static void nfs_fattr3(xbuf *x) {
-    xb_be32(x, 1);          /* NF3REG */
-    xb_be32(x, 0644);       /* mode */
-    xb_be32(x, 1);          /* nlink */
-    xb_be32(x, 0);          /* uid */
-    xb_be32(x, 0);          /* gid */
-    xb_be64(x, 1u << 20);   /* size */
-    xb_be64(x, 1u << 20);   /* used */
-    xb_be64(x, 0);          /* rdev */
-    xb_be64(x, 0x1c2);      /* fsid */
-    xb_be64(x, 0x23e1c);    /* fileid */
+    xb_be32(x, 1);        /* NF3REG */
+    xb_be32(x, 0644);     /* mode */
+    xb_be32(x, 1);        /* nlink */
+    xb_be32(x, 0);        /* uid */
+    xb_be32(x, 0);        /* gid */
+    xb_be64(x, 1u << 20); /* size */
+    xb_be64(x, 1u << 20); /* used */
+    xb_be64(x, 0);        /* rdev */
+    xb_be64(x, 0x1c2);    /* fsid */
+    xb_be64(x, 0x23e1c);  /* fileid */
     for (int i = 0; i < 3; i++) {
         xb_be32(x, 1700000000u);
         xb_be32(x, 0);
@@ -287,8 +288,8 @@ static void gen_storage_nfs(const char *dir) {
     xb_be32(&x, 0); /* wcc: no pre-op attrs */
     xb_be32(&x, 1); /* post-op attrs */
     nfs_fattr3(&x);
-    xb_be32(&x, 3000); /* count */
-    xb_be32(&x, 2);    /* committed FILE_SYNC */
+    xb_be32(&x, 3000);            /* count */
+    xb_be32(&x, 2);               /* committed FILE_SYNC */
     xb_be64(&x, 0x7665726631ull); /* writeverf3 */
     s_send(&s1, &msn1, x.b, x.n);
     flush_both(&k, &s1, 1);
@@ -353,8 +354,8 @@ static void rpc_call4(xbuf *x, uint32_t xid, uint32_t proc) { rpc_call_v(x, xid,
 
 static const uint8_t v4_session[16] = {0x5f, 0x3a, 0x01, 0x00, 0x11, 0x22, 0x33, 0x44,
                                        0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00};
-static const uint8_t v4_stateid[16] = {0, 0, 0, 1, 0x5f, 0x3a, 0x01, 0x00,
-                                       0xaa, 0xbb, 0xcc, 0x01, 0, 0, 0, 2};
+static const uint8_t v4_stateid[16] = {0,    0,    0,    1,    0x5f, 0x3a, 0x01, 0x00,
+                                       0xaa, 0xbb, 0xcc, 0x01, 0,    0,    0,    2};
 
 /* COMPOUND4args head, then SEQUENCE and PUTFH (RFC 8881 §18.46, §18.19). */
 static void v4_args_head(xbuf *x, uint32_t nops, uint32_t seqid) {
@@ -403,8 +404,8 @@ static void gen_storage_nfs41(const char *dir) {
     rpcrdma_hdr(&x, 0x2001, 128, NULL);
     rpc_call4(&x, 0x2001, 1);
     v4_args_head(&x, 3, 1);
-    xb_be32(&x, 9); /* GETATTR */
-    xb_be32(&x, 1); /* bitmap4: one word */
+    xb_be32(&x, 9);                     /* GETATTR */
+    xb_be32(&x, 1);                     /* bitmap4: one word */
     xb_be32(&x, (1u << 1) | (1u << 4)); /* FATTR4_TYPE, FATTR4_SIZE */
     s_send(&s0, &msn0, x.b, x.n);
     flush_both(&k, &s0, 0);
@@ -603,18 +604,18 @@ static void nvme_send_cqe(stream *s, uint32_t *msn, uint64_t dw01, uint16_t sqhd
         s_send(s, msn, x.b, x.n);
 }
 
-static void nvme_connect(conn *k, stream *s0, stream *s1, uint32_t *m0, uint32_t *m1,
-                         uint16_t qid, uint16_t cid, uint16_t cntlid_req, uint16_t cntlid) {
+static void nvme_connect(conn *k, stream *s0, stream *s1, uint32_t *m0, uint32_t *m1, uint16_t qid,
+                         uint16_t cid, uint16_t cntlid_req, uint16_t cntlid) {
     sqe_t q;
     memset(&q, 0, sizeof q);
     q.opc = 0x7f;
     q.fctype = 0x01; /* Connect */
     q.cid = cid;
     sgl_incapsule(q.sgl, 1024);
-    q.cdw[0] = (uint32_t)qid << 16;          /* RECFMT 0, QID */
-    q.cdw[1] = qid ? 127 : 31;               /* SQSIZE (0's based) */
-    q.cdw[2] = 0;                            /* CATTR */
-    q.cdw[3] = qid ? 0 : 15000;              /* KATO (admin queue) */
+    q.cdw[0] = (uint32_t)qid << 16; /* RECFMT 0, QID */
+    q.cdw[1] = qid ? 127 : 31;      /* SQSIZE (0's based) */
+    q.cdw[2] = 0;                   /* CATTR */
+    q.cdw[3] = qid ? 0 : 15000;     /* KATO (admin queue) */
     xbuf d = {.n = 0};
     nvme_connect_data(&d, cntlid_req);
     nvme_send_cmd(s0, m0, &q, &d);
@@ -627,14 +628,14 @@ static void nvme_startup(conn *k, stream *s0, stream *s1, uint16_t qid, uint16_t
     /* RDMA_CM_REQUEST / RDMA_CM_ACCEPT private data (Fabrics 1.1 §7.3.1.x,
      * Figures 49 and 50), little endian. */
     xbuf req = {.n = 0}, rep = {.n = 0};
-    xb_le16(&req, 0);         /* RECFMT */
-    xb_le16(&req, qid);       /* QID */
-    xb_le16(&req, sqsize);    /* HRQSIZE */
+    xb_le16(&req, 0);                      /* RECFMT */
+    xb_le16(&req, qid);                    /* QID */
+    xb_le16(&req, sqsize);                 /* HRQSIZE */
     xb_le16(&req, (uint16_t)(sqsize - 1)); /* HSQSIZE (0's based) */
-    xb_le16(&req, 0xffff);    /* CNTLID (dynamic) */
+    xb_le16(&req, 0xffff);                 /* CNTLID (dynamic) */
     xb_zero(&req, 22);
-    xb_le16(&rep, 0);         /* RECFMT */
-    xb_le16(&rep, sqsize);    /* CRQSIZE */
+    xb_le16(&rep, 0);      /* RECFMT */
+    xb_le16(&rep, sqsize); /* CRQSIZE */
     xb_zero(&rep, 28);
     storage_startup(k, s0, s1, req.b, req.n, rep.b, rep.n);
 }
@@ -852,11 +853,11 @@ static void gen_storage_iser(const char *dir) {
     klen += 2;
     uint8_t bhs[48];
     memset(bhs, 0, sizeof bhs);
-    bhs[0] = 0x43;                 /* I, Login Request */
-    bhs[1] = 0x87;                 /* T, CSG 1, NSG 3 */
+    bhs[0] = 0x43;                                  /* I, Login Request */
+    bhs[1] = 0x87;                                  /* T, CSG 1, NSG 3 */
     memcpy(bhs + 8, "\x40\x00\x01\x37\x00\x00", 6); /* ISID */
-    be32_at(bhs + 16, 0);          /* ITT */
-    be32_at(bhs + 24, 1);          /* CmdSN */
+    be32_at(bhs + 16, 0);                           /* ITT */
+    be32_at(bhs + 24, 1);                           /* CmdSN */
     xbuf p = {.n = 0};
     xb_bhs(&p, bhs, (const uint8_t *)keys, (uint32_t)klen);
     iser_pdu(&s0, &m0, &p, false, 0, 0, false, 0, 0);
@@ -874,8 +875,8 @@ static void gen_storage_iser(const char *dir) {
     bhs[14] = 0x00; /* TSIH 1 */
     bhs[15] = 0x01;
     be32_at(bhs + 16, 0);
-    be32_at(bhs + 24, 0); /* StatSN */
-    be32_at(bhs + 28, 1); /* ExpCmdSN */
+    be32_at(bhs + 24, 0);  /* StatSN */
+    be32_at(bhs + 28, 1);  /* ExpCmdSN */
     be32_at(bhs + 32, 64); /* MaxCmdSN */
     p.n = 0;
     xb_bhs(&p, bhs, (const uint8_t *)rkeys, (uint32_t)rlen);
@@ -887,9 +888,9 @@ static void gen_storage_iser(const char *dir) {
     const uint32_t rstag = 0x00d1e201;
     const uint64_t rbo = 0xffff888107200000ull;
     memset(bhs, 0, sizeof bhs);
-    bhs[0] = 0x01;       /* SCSI Command */
-    bhs[1] = 0xc1;       /* F, R, ATTR simple */
-    bhs[9] = 0x01;       /* LUN 1 */
+    bhs[0] = 0x01;           /* SCSI Command */
+    bhs[1] = 0xc1;           /* F, R, ATTR simple */
+    bhs[9] = 0x01;           /* LUN 1 */
     be32_at(bhs + 16, 0x10); /* ITT */
     be32_at(bhs + 20, 4096); /* EDTL */
     be32_at(bhs + 24, 1);    /* CmdSN */
@@ -903,11 +904,11 @@ static void gen_storage_iser(const char *dir) {
     flush_both(&k, &s0, 0);
     s_tagged(&s1, IW_OP_WRITE, rstag, rbo, data, sizeof data);
     memset(bhs, 0, sizeof bhs);
-    bhs[0] = 0x21;       /* SCSI Response */
+    bhs[0] = 0x21; /* SCSI Response */
     bhs[1] = 0x80;
     be32_at(bhs + 16, 0x10);
-    be32_at(bhs + 24, 1);  /* StatSN */
-    be32_at(bhs + 28, 2);  /* ExpCmdSN */
+    be32_at(bhs + 24, 1); /* StatSN */
+    be32_at(bhs + 28, 2); /* ExpCmdSN */
     be32_at(bhs + 32, 65);
     p.n = 0;
     xb_bhs(&p, bhs, NULL, 0);
@@ -920,13 +921,13 @@ static void gen_storage_iser(const char *dir) {
     const uint64_t wbo = 0xffff888107300000ull;
     memset(bhs, 0, sizeof bhs);
     bhs[0] = 0x01;
-    bhs[1] = 0xa1;       /* F, W */
+    bhs[1] = 0xa1; /* F, W */
     bhs[9] = 0x01;
     be32_at(bhs + 16, 0x11);
     be32_at(bhs + 20, 4096);
     be32_at(bhs + 24, 2);
     be32_at(bhs + 28, 2);
-    bhs[32] = 0x2a;      /* WRITE(10) */
+    bhs[32] = 0x2a; /* WRITE(10) */
     be32_at(bhs + 34, 8);
     bhs[39] = 8;
     p.n = 0;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwk-pcapgen: writes the synthetic captures in pcaps/ with libiwarp's
  * encoders and the shared capture writer (reference-stack/util/iw_pcapw.h,
  * libpcap's pcap_dump API).
@@ -167,8 +168,7 @@ static void fill(uint8_t *p, size_t n, uint8_t seed) {
 }
 
 /* Startup on both streams; side 0 initiates. */
-static void startup(conn *k, stream *s0, stream *s1, const iw_mpa_rr *req,
-                    const iw_mpa_rr *rep) {
+static void startup(conn *k, stream *s0, stream *s1, const iw_mpa_rr *req, const iw_mpa_rr *rep) {
     tcp_open(k);
     s_rr(s0, req);
     flush(k, 0, s0, 1460);
@@ -639,8 +639,8 @@ static void gen_bad_ddp_rdmap(const char *dir) {
     uint8_t shorthdr[10] = {0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0};
     s_fpdu_raw(&s0, shorthdr, sizeof shorthdr, NULL, 0);
     /* Terminate whose D bit announces a header that is not there. */
-    uint8_t tshort[18 + 4] = {0x41, 0x47, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0,
-                              0x12, 0x04, 0xC0, 0x00};
+    uint8_t tshort[18 + 4] = {0x41, 0x47, 0, 0, 0, 0, 0, 0,    0,    2,    0,
+                              0,    0,    1, 0, 0, 0, 0, 0x12, 0x04, 0xC0, 0x00};
     s_fpdu_raw(&s0, tshort, sizeof tshort, NULL, 0);
     /* Reserved bits and a stray Invalidate STag (notes, no verdict). */
     m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, msn++, 0, true);

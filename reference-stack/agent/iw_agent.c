@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Agent protocol request parsing (docs/agent-protocol.md). */
 #include "iw_agent.h"
 
@@ -7,17 +8,15 @@
 
 #include "iw_json.h"
 
-static const char *const agent_ops[] = {
-    NULL,
+static const char *const agent_ops[] = {NULL,
 #define IW_X_(name, str) str,
-    IW_AGENT_OP_LIST(IW_X_)
+                                        IW_AGENT_OP_LIST(IW_X_)
 #undef IW_X_
 };
 
-static const char *const agent_kinds[] = {
-    NULL,
+static const char *const agent_kinds[] = {NULL,
 #define IW_X_(name, str) str,
-    IW_AGENT_SEND_LIST(IW_X_)
+                                          IW_AGENT_SEND_LIST(IW_X_)
 #undef IW_X_
 };
 
@@ -27,9 +26,8 @@ const char *iw_agent_op_name(iw_agent_op op) {
 }
 
 const char *iw_agent_kind_name(iw_agent_kind k) {
-    return (unsigned)k < sizeof agent_kinds / sizeof *agent_kinds && agent_kinds[k]
-               ? agent_kinds[k]
-               : "?";
+    return (unsigned)k < sizeof agent_kinds / sizeof *agent_kinds && agent_kinds[k] ? agent_kinds[k]
+                                                                                    : "?";
 }
 
 void iw_agent_req_free(iw_agent_req *r) {
@@ -105,8 +103,8 @@ static int agent_mpa(const iw_json_doc *d, const iw_json *req, iw_agent_mpa *m, 
             return agent_err(err, errlen, "mpa.rtr must be \"send\", \"write\" or \"read\"");
     }
     /* 512 minus the 4 octets of RFC 6581 enhanced data. */
-    return iw_json_hex(d, o, "private_data_hex", false, 508, &m->private_data,
-                       &m->private_data_len, err, errlen);
+    return iw_json_hex(d, o, "private_data_hex", false, 508, &m->private_data, &m->private_data_len,
+                       err, errlen);
 }
 
 static int agent_access(const iw_json_doc *d, const iw_json *req, unsigned *out, char *err,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The IUT agent protocol, version 1 (docs/agent-protocol.md): one JSON
  * request per line, one JSON response per line. This module only turns a
  * request line into a checked, typed request; iwarp-target executes it.
@@ -64,13 +65,13 @@ typedef enum iw_agent_kind {
 
 /* "mpa" object of listen/connect; -1 / absent means the agent's default. */
 typedef struct iw_agent_mpa {
-    int rev;        /* 1, 2 or -1 */
-    int markers;    /* 0, 1 or -1 */
+    int rev;     /* 1, 2 or -1 */
+    int markers; /* 0, 1 or -1 */
     int crc;
     int p2p;
-    int rtr;        /* bit set of 1=send 2=write 4=read, or -1 */
-    int ird, ord;   /* 0..0x3FFF or -1 */
-    bool reject;    /* extension: answer the Request with R=1 */
+    int rtr;            /* bit set of 1=send 2=write 4=read, or -1 */
+    int ird, ord;       /* 0..0x3FFF or -1 */
+    bool reject;        /* extension: answer the Request with R=1 */
     int64_t timeout_ms; /* extension: MPA startup timeout, -1: the agent's default */
     uint8_t *private_data;
     size_t private_data_len;
@@ -83,11 +84,11 @@ typedef struct iw_agent_req {
     iw_agent_mpa mpa;
     uint64_t len;
     unsigned access;
-    int fill;       /* -1: zeroed */
+    int fill;          /* -1: zeroed */
     unsigned pd_index; /* extension: 0 = the connection's PD, 1 = a second PD */
     uint32_t stag;
     uint64_t offset;
-    uint8_t *data;  /* data_hex */
+    uint8_t *data; /* data_hex */
     size_t data_len;
     bool has_data;
     uint32_t count;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The server side shared by iwarp-target and iwarp-agent (iw_agent_srv.h). */
 #define _GNU_SOURCE /* accept4 */
 #include "iw_agent_srv.h"
@@ -121,8 +122,8 @@ int iw_agent_listen_fd(const char *host, uint16_t port) {
     struct sockaddr_storage ss;
     if (iw_agent_sockaddr(host, port, &ss) < 0)
         return -2;
-    socklen_t sl = ss.ss_family == AF_INET ? sizeof(struct sockaddr_in)
-                                           : sizeof(struct sockaddr_in6);
+    socklen_t sl =
+        ss.ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1;
     if (fd >= 0)
@@ -622,6 +623,6 @@ bool iw_agent_srv_service(iw_agent_srv *s) {
     srv_arm(s);
     if (s->client < 0)
         return false;
-    return s->failed || (s->in_eof && !s->more_lines && !s->poll_pending &&
-                         !iw_agent_srv_out_pending(s));
+    return s->failed ||
+           (s->in_eof && !s->more_lines && !s->poll_pending && !iw_agent_srv_out_pending(s));
 }

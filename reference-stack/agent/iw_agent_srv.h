@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The server side shared by the agent-protocol programs (iwarp-target,
  * iwarp-agent): the listen socket, one runner at a time, its line buffer
  * (IW_AGENT_LINE_MAX, over-long lines refused), request dispatch, the event
@@ -94,9 +95,9 @@ typedef struct iw_agent_srv {
     uint32_t tag_listen, tag_client; /* epoll_event.data.u32 of each */
     bool listen_armed;
     bool client_in_ep;
-    uint32_t client_armed; /* events registered for the runner */
+    uint32_t client_armed;    /* events registered for the runner */
     uint64_t accept_retry_ms; /* accept backed off until then (0: not) */
-    char *in;   /* buffered input: IW_AGENT_SRV_IN_CAP */
+    char *in;                 /* buffered input: IW_AGENT_SRV_IN_CAP */
     size_t in_len;
     bool in_discard; /* skipping an over-long line */
     bool more_lines; /* complete lines wait for the next service call */

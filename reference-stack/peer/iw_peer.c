@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Raw iWARP peer: see iw_peer.h. */
 #include "iw_peer.h"
 
@@ -48,9 +49,7 @@ void iw_peer_free(iw_peer *p) {
     memset(p, 0, sizeof *p);
 }
 
-void iw_peer_take(iw_peer *p) {
-    p->out.len = 0;
-}
+void iw_peer_take(iw_peer *p) { p->out.len = 0; }
 
 static int peer_add(iw_peer *p, const void *data, size_t len) {
     if (p->err)
@@ -80,9 +79,7 @@ int iw_peer_rr(iw_peer *p, const iw_mpa_rr *rr) {
     return peer_add(p, f, (size_t)n);
 }
 
-int iw_peer_raw(iw_peer *p, const void *data, size_t len) {
-    return peer_add(p, data, len);
-}
+int iw_peer_raw(iw_peer *p, const void *data, size_t len) { return peer_add(p, data, len); }
 
 void iw_peer_full_operation(iw_peer *p, bool markers, bool crc) {
     p->pos = 0;
@@ -96,9 +93,7 @@ static void put16(uint8_t *b, uint16_t v) {
     b[1] = (uint8_t)v;
 }
 
-static uint16_t get16(const uint8_t *b) {
-    return (uint16_t)(b[0] << 8 | b[1]);
-}
+static uint16_t get16(const uint8_t *b) { return (uint16_t)(b[0] << 8 | b[1]); }
 
 /* Is the wire octet at FPDU offset i (stream position pos + i) a marker octet? */
 static bool in_marker(uint32_t pos, size_t i) {
@@ -130,7 +125,8 @@ iw_ssize iw_peer_fpdu_encode(uint8_t *w, size_t cap, uint32_t pos, unsigned flag
     }
     if (opt->marker_delta) {
         size_t i = 1;
-        while (i + IW_MPA_MARKER_LEN <= wl && !(markers && iw_mpa_marker_gap(pos + (uint32_t)i) == 0))
+        while (i + IW_MPA_MARKER_LEN <= wl &&
+               !(markers && iw_mpa_marker_gap(pos + (uint32_t)i) == 0))
             i++;
         if (i + IW_MPA_MARKER_LEN > wl)
             return IW_ERR_INVALID_ARG;

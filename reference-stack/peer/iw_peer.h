@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A raw iWARP peer: crafts one side of an MPA/DDP/RDMAP byte stream with
  * libiwarp's own encoders, and takes the other side apart with the streaming
  * deframer and iw_rdmap_decode.
@@ -69,7 +70,7 @@ typedef struct iw_peer_fpdu_opt {
                           FPDU, which must say 0 (§4.2) */
     bool len_override; /* write ulpdu_len instead of the true ULPDU_Length */
     uint16_t ulpdu_len;
-    bool pad_set;      /* PAD octets hold pad instead of zero (§4.1) */
+    bool pad_set; /* PAD octets hold pad instead of zero (§4.1) */
     uint8_t pad;
 } iw_peer_fpdu_opt;
 

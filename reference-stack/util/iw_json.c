@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Bounded recursive-descent JSON parser. */
 #include "iw_json.h"
 
@@ -107,14 +108,30 @@ static int json_string(json_parser *ps, size_t *off, size_t *len) {
         ps->p += 2;
         char ch;
         switch (e) {
-        case '"': ch = '"'; break;
-        case '\\': ch = '\\'; break;
-        case '/': ch = '/'; break;
-        case 'b': ch = '\b'; break;
-        case 'f': ch = '\f'; break;
-        case 'n': ch = '\n'; break;
-        case 'r': ch = '\r'; break;
-        case 't': ch = '\t'; break;
+        case '"':
+            ch = '"';
+            break;
+        case '\\':
+            ch = '\\';
+            break;
+        case '/':
+            ch = '/';
+            break;
+        case 'b':
+            ch = '\b';
+            break;
+        case 'f':
+            ch = '\f';
+            break;
+        case 'n':
+            ch = '\n';
+            break;
+        case 'r':
+            ch = '\r';
+            break;
+        case 't':
+            ch = '\t';
+            break;
         case 'u': {
             unsigned u;
             if (ps->end - ps->p < 4 || json_hex4(ps->p, &u) < 0)
@@ -165,9 +182,8 @@ static int json_number(json_parser *ps, iw_json *n) {
     if (ps->p >= ps->end || !(*ps->p >= '0' && *ps->p <= '9'))
         return json_fail(ps, "bad number");
     bool integer = true;
-    while (ps->p < ps->end &&
-           ((*ps->p >= '0' && *ps->p <= '9') || *ps->p == '.' || *ps->p == 'e' ||
-            *ps->p == 'E' || *ps->p == '+' || *ps->p == '-')) {
+    while (ps->p < ps->end && ((*ps->p >= '0' && *ps->p <= '9') || *ps->p == '.' || *ps->p == 'e' ||
+                               *ps->p == 'E' || *ps->p == '+' || *ps->p == '-')) {
         if (*ps->p == '.' || *ps->p == 'e' || *ps->p == 'E')
             integer = false;
         ps->p++;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A small JSON reader for the tools' line protocols (the agent protocol,
  * the runner's case files); iw_jsonw.h is the writer. Input comes from untrusted peers:
  * parsing is bounded (depth, size) and every failure is a message, never a
@@ -22,20 +23,20 @@ typedef struct iw_json {
     iw_json_type type;
     bool b;
     double num;
-    bool is_int;      /* num was written as an integer within int64 */
+    bool is_int; /* num was written as an integer within int64 */
     int64_t i;
-    const char *str;  /* NUL-terminated, decoded (may contain NUL: see len) */
+    const char *str; /* NUL-terminated, decoded (may contain NUL: see len) */
     size_t len;
-    const char *key;  /* member name inside an object */
+    const char *key; /* member name inside an object */
     size_t key_len;
-    int32_t child;    /* first element / member, -1 if none */
-    int32_t next;     /* next sibling, -1 if none */
+    int32_t child; /* first element / member, -1 if none */
+    int32_t next;  /* next sibling, -1 if none */
 } iw_json;
 
 typedef struct iw_json_doc {
     iw_json *nodes;
     int32_t n, cap;
-    char *chars;      /* decoded strings */
+    char *chars; /* decoded strings */
     size_t nchars, capchars;
     char err[160];
 } iw_json_doc;

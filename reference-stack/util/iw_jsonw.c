@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The tools' JSON writer: see iw_jsonw.h. */
 #include "iw_jsonw.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iw_jw: the tools' streaming JSON writer (iwarp-decode's JSON lines,
  * iwarp-target's agent protocol, the runner's reports).
  *

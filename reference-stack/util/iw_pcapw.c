@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Synthesized TCP conversations: see iw_pcapw.h. */
 #include "iw_pcapw.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iw_pcapw: synthesized TCP conversations for capture files.
  *
  * Three layers, each usable on its own:
@@ -56,15 +57,15 @@ typedef struct iw_pcapw_conn iw_pcapw_conn;
 typedef void (*iw_pcapw_sink_fn)(void *ctx, int af, int from, const uint8_t *pkt, size_t len);
 
 struct iw_pcapw_conn {
-    int af;              /* 4 or 6 */
-    uint8_t ip[2][16];   /* IPv4 addresses in the first 4 octets */
+    int af;            /* 4 or 6 */
+    uint8_t ip[2][16]; /* IPv4 addresses in the first 4 octets */
     uint16_t port[2];
     uint32_t isn[2];
-    uint32_t next[2];    /* next sequence number each side sends */
-    uint32_t ack[2];     /* with IW_PCAPW_FIXED_ACK: what each side acknowledges */
+    uint32_t next[2]; /* next sequence number each side sends */
+    uint32_t ack[2];  /* with IW_PCAPW_FIXED_ACK: what each side acknowledges */
     uint16_t ipid[2];
-    unsigned opts;       /* IW_PCAPW_IPID_COUNT | IW_PCAPW_FIXED_ACK | IW_PCAPW_PSH_LAST */
-    unsigned shape;      /* IW_PCAPW_TCPOPTS | IW_PCAPW_V6EXT */
+    unsigned opts;  /* IW_PCAPW_IPID_COUNT | IW_PCAPW_FIXED_ACK | IW_PCAPW_PSH_LAST */
+    unsigned shape; /* IW_PCAPW_TCPOPTS | IW_PCAPW_V6EXT */
     iw_pcapw_sink_fn sink;
     void *sink_ctx;
     uint8_t pkt[IW_PCAPW_HDR_MAX + IW_PCAPW_PAYLOAD_MAX]; /* the packet being built */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #define _GNU_SOURCE /* accept4 */
 /* The TCP binding: non-blocking sockets and epoll around the sans-I/O engine.
  * Nothing here parses or validates protocol octets; it only moves them

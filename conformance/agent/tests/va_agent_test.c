@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarp-agent as a program: it starts, serves the agent protocol over its
  * socket, answers malformed requests with ok:false and keeps serving,
  * keeps responses in order behind a poll, turns a second runner away,
@@ -306,19 +307,32 @@ IW_TEST(malformed_requests_get_errors_and_service_continues) {
     REQUIRE(conn_open(&c));
     iw_json_doc d;
     static const char *const bad[] = {
-        "{", "[]", "42", "{\"op\":1}", "{\"op\":\"fly\"}", "{\"op\":\"reg_mr\"}",
-        "{\"op\":\"reg_mr\",\"len\":-1}", "{\"op\":\"reg_mr\",\"len\":16,\"access\":[\"root\"]}",
-        "{\"op\":\"reg_mr\",\"len\":99999999999}", "{\"op\":\"read_mr\",\"stag\":\"0xzz\"}",
+        "{",
+        "[]",
+        "42",
+        "{\"op\":1}",
+        "{\"op\":\"fly\"}",
+        "{\"op\":\"reg_mr\"}",
+        "{\"op\":\"reg_mr\",\"len\":-1}",
+        "{\"op\":\"reg_mr\",\"len\":16,\"access\":[\"root\"]}",
+        "{\"op\":\"reg_mr\",\"len\":99999999999}",
+        "{\"op\":\"read_mr\",\"stag\":\"0xzz\"}",
         "{\"op\":\"write_mr\",\"stag\":1,\"offset\":0,\"data_hex\":\"abc\"}",
-        "{\"op\":\"post_send\",\"kind\":\"teleport\"}", "{\"op\":\"post_send\",\"kind\":\"send\"}",
+        "{\"op\":\"post_send\",\"kind\":\"teleport\"}",
+        "{\"op\":\"post_send\",\"kind\":\"send\"}",
         "{\"op\":\"post_send\",\"kind\":\"immediate\",\"data_hex\":\"01\"}",
-        "{\"op\":\"connect\",\"host\":\"nowhere\",\"port\":1}", "{\"op\":\"connect\",\"port\":1}",
-        "{\"op\":\"listen\",\"mpa\":7}", "{\"op\":\"listen\",\"mpa\":{\"rev\":9}}",
+        "{\"op\":\"connect\",\"host\":\"nowhere\",\"port\":1}",
+        "{\"op\":\"connect\",\"port\":1}",
+        "{\"op\":\"listen\",\"mpa\":7}",
+        "{\"op\":\"listen\",\"mpa\":{\"rev\":9}}",
         "{\"op\":\"listen\",\"mpa\":{\"rtr\":\"fax\"}}",
         "{\"op\":\"listen\",\"mpa\":{\"ird\":99999}}",
-        "{\"op\":\"dereg_mr\",\"stag\":12345}", "\"\\uZZZZ\"",
+        "{\"op\":\"dereg_mr\",\"stag\":12345}",
+        "\"\\uZZZZ\"",
         "{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
-        "{\"op\":\"poll\",\"timeout_ms\":-5}", "{\"op\":\"post_recv\",\"len\":8}", "null",
+        "{\"op\":\"poll\",\"timeout_ms\":-5}",
+        "{\"op\":\"post_recv\",\"len\":8}",
+        "null",
         "{\"op\":\"hello\",\"op\":\"fly\"}x"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         REQUIRE(rq(&c, bad[i], &d) == 0);

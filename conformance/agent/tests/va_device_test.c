@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarp-agent on a real RDMA device: this test is the agent's peer, over
  * librdmacm/libibverbs in this process, and drives the agent through its
  * socket like a runner would. Label "rdma-device": not run by default.

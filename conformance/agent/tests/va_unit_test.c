@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarp-agent's device-free parts: the command line, the RNIC profiles,
  * the applied/matched/ignored verdicts on MPA fields, the hello caps and
  * connected-event JSON, and the verbs status names. No RDMA device. */
@@ -40,8 +41,8 @@ IW_TEST(opts_defaults) {
 IW_TEST(opts_every_option) {
     va_opts o;
     char err[200];
-    const char *a[] = {"--agent", "10.0.0.2:7500", "--dev=siw0", "--port", "2", "--listen-host",
-                       "192.168.1.5", "--once", "--verbose", NULL};
+    const char *a[] = {"--agent",       "10.0.0.2:7500", "--dev=siw0", "--port",    "2",
+                       "--listen-host", "192.168.1.5",   "--once",     "--verbose", NULL};
     CHECK_EQ(parse(&o, a, err), VA_OPTS_RUN);
     CHECK(!strcmp(o.agent_host, "10.0.0.2"));
     CHECK_EQ(o.agent_port, 7500);
@@ -63,12 +64,12 @@ IW_TEST(opts_every_option) {
 
 IW_TEST(opts_errors_name_the_problem) {
     static const char *const bad[][3] = {
-        {"--agent", "nohost", NULL},    {"--agent", "h:99999", NULL}, {"--agent", "h:", NULL},
-        {"--agent", ":7400", NULL},     {"--agent", "::1:80", NULL},  {"--agent", "h:-1", NULL},
-        {"--agent", "[::1:80", NULL},   {"--agent", NULL, NULL},      {"--dev=", NULL, NULL},
-        {"--port", "0", NULL},          {"--port", "256", NULL},      {"--port", "x", NULL},
-        {"--port", "-1", NULL},         {"--listen-host=", NULL, NULL}, {"--once=1", NULL, NULL},
-        {"--fly", NULL, NULL},          {"stray", NULL, NULL},        {"-v", NULL, NULL},
+        {"--agent", "nohost", NULL},  {"--agent", "h:99999", NULL},   {"--agent", "h:", NULL},
+        {"--agent", ":7400", NULL},   {"--agent", "::1:80", NULL},    {"--agent", "h:-1", NULL},
+        {"--agent", "[::1:80", NULL}, {"--agent", NULL, NULL},        {"--dev=", NULL, NULL},
+        {"--port", "0", NULL},        {"--port", "256", NULL},        {"--port", "x", NULL},
+        {"--port", "-1", NULL},       {"--listen-host=", NULL, NULL}, {"--once=1", NULL, NULL},
+        {"--fly", NULL, NULL},        {"stray", NULL, NULL},          {"-v", NULL, NULL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         va_opts o;
@@ -325,9 +326,7 @@ static const char *str_of(const iw_json_doc *d, const iw_json *o, const char *k)
     return v && v->type == IW_JSON_STR ? v->str : "";
 }
 
-static void emit_verdict(iw_jw *o, const void *arg) {
-    va_verdict_json(arg, o);
-}
+static void emit_verdict(iw_jw *o, const void *arg) { va_verdict_json(arg, o); }
 
 IW_TEST(verdict_json_lists_and_notes) {
     va_profile p;
@@ -351,9 +350,7 @@ IW_TEST(verdict_json_lists_and_notes) {
     iw_json_free(&d);
 }
 
-static void emit_caps(iw_jw *o, const void *arg) {
-    va_profile_caps_json(arg, o);
-}
+static void emit_caps(iw_jw *o, const void *arg) { va_profile_caps_json(arg, o); }
 
 IW_TEST(caps_json_no_device_and_siw) {
     va_profile p;
@@ -397,8 +394,8 @@ static void emit_conn(iw_jw *o, const void *arg) {
 IW_TEST(connected_json_same_fields_as_iwarp_target) {
     va_profile p;
     va_profile_detect(&p, "siw0", 0, "/nonexistent");
-    static const char *const fields[] = {"rev",     "enhanced", "markers_tx", "markers_rx",
-                                         "crc",     "p2p",      "ird",        "ord",
+    static const char *const fields[] = {"rev",      "enhanced", "markers_tx", "markers_rx",
+                                         "crc",      "p2p",      "ird",        "ord",
                                          "peer_ird", "peer_ord", "mulpdu"};
     for (int passive = 0; passive < 2; passive++) {
         conn_arg c = {&p, passive != 0};
@@ -457,9 +454,8 @@ IW_TEST(access_mapping) {
 IW_TEST_MAIN("va_unit", IW_CASE(opts_defaults), IW_CASE(opts_every_option),
              IW_CASE(opts_errors_name_the_problem), IW_CASE(profile_without_device),
              IW_CASE(profile_siw_from_name_or_vendor),
-             IW_CASE(profile_cxgb4_reads_module_parameters),
-             IW_CASE(profile_irdma_and_unknown), IW_CASE(verdict_siw_initiator),
-             IW_CASE(verdict_siw_responder_follows_the_initiator),
+             IW_CASE(profile_cxgb4_reads_module_parameters), IW_CASE(profile_irdma_and_unknown),
+             IW_CASE(verdict_siw_initiator), IW_CASE(verdict_siw_responder_follows_the_initiator),
              IW_CASE(verdict_private_data_limits), IW_CASE(verdict_unknown_driver_is_never_matched),
              IW_CASE(verdict_json_lists_and_notes), IW_CASE(caps_json_no_device_and_siw),
              IW_CASE(connected_json_same_fields_as_iwarp_target), IW_CASE(verbs_names_and_classes),

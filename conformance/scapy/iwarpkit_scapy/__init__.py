@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """iWARP (RDMA over TCP) layers for Scapy: MPA (RFC 5044, RFC 6581), DDP
 (RFC 5041) and RDMAP (RFC 5040, RFC 7306).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """CRC32c (Castagnoli), as RFC 5044 §4.4 uses it: the iSCSI CRC of RFC 3720
 §12.1 and App. B.4.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """DDP headers (RFC 5041 §4) with the RDMAP Control octet (RFC 5040 §4.1).
 
 The DDP header's RsvdULP[0:7] octet *is* the RDMAP Control field, so each

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Markers and FPDU streams, RFC 5044 §4.2-4.4.
 
 A Marker is 4 octets (16 reserved bits, FPDUPTR) at every stream position

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """MPA (RFC 5044) for Scapy: the Request/Reply startup frames (§7.1.1, with
 RFC 6581 §6/§9 enhanced data), the FPDU (§4.1, CRC32c §4.4) and the Marker
 (§4.2). Streams with markers are laid out and taken apart by markers.py.

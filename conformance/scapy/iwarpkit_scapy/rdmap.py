@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """RDMAP headers that follow an untagged DDP header: RFC 5040 §4.4 (Read
 Request), §4.8 (Terminate), RFC 7306 §5.2 (Atomic Request/Response) and
 §6.2 (Immediate Data), with the RFC 6580 error registry for Terminates.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Whole connections from a capture: each TCP direction reassembled, then
 dissected with dissect_stream(), Markers per direction decided by the M bit
 of the peer's startup frame (RFC 5044 §7.1.1)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Shared set-up: the package on sys.path and libiwarp's vectors.
 
 IWK_VECTORS names the iwk_vectors binary (ctest sets it, see

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """docs/scapy.md's Python examples run as written, in order, in one
 namespace (later examples use names from earlier ones). A block preceded by
 ``<!-- scapy-doc: needs iwarp-target -->`` talks to iwarp-target and needs

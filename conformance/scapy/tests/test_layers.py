@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The Scapy layers on their own: RFC figures and vectors, defaults that
 Scapy fills in, dissection from TCP, and the marker helpers."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The Scapy layers against libiwarp, octet for octet.
 
 iwk_vectors (conformance/scapy/iwk_vectors.c) prints messages encoded by

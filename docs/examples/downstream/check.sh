@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The installed package as a downstream project meets it: install BUILD_DIR
 # into a staging root (DESTDIR, prefix /usr), then build the examples
 # against only what was installed, with find_package(iwarp) and with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The agent server (target/iw_agent_srv.c) in-process, over a socket pair:
  * the event queue's cap and its "dropped" note, the output backlog that
  * stops request handling while the runner does not read, and one answer

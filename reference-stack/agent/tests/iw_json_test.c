@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The JSON reader's typed accessors (util/iw_json.c), above all the one hex
  * number parser every agent-protocol program uses: "0x" and hex digits,
  * nothing else, at most 64 bits. */
@@ -53,11 +54,27 @@ IW_TEST(hex_accepts_prefix_and_digits) {
 IW_TEST(hex_refuses_everything_else) {
     /* strtoull would skip the space, take the sign, or stop early. */
     static const char *bad[] = {
-        "\"0x 10\"", "\"0x+40\"", "\"0x-1\"", "\"0x\"",      "\"0x1 \"",  "\" 0x1\"",
-        "\"0x1g\"",  "\"0x0x1\"", "\"0x\\t1\"", "\"0x1\\u0000\"", "\"x10\"", "\"10\"",
-        "\"0xg\"",   "\"0x1.0\"", "\"0x1e3 \"", "\"+0x1\"", "\"0x\\n1\"", "\"0x1\\n\"",
+        "\"0x 10\"",
+        "\"0x+40\"",
+        "\"0x-1\"",
+        "\"0x\"",
+        "\"0x1 \"",
+        "\" 0x1\"",
+        "\"0x1g\"",
+        "\"0x0x1\"",
+        "\"0x\\t1\"",
+        "\"0x1\\u0000\"",
+        "\"x10\"",
+        "\"10\"",
+        "\"0xg\"",
+        "\"0x1.0\"",
+        "\"0x1e3 \"",
+        "\"+0x1\"",
+        "\"0x\\n1\"",
+        "\"0x1\\n\"",
         /* 2^64 and beyond */
-        "\"0x10000000000000000\"", "\"0xffffffffffffffff0\"",
+        "\"0x10000000000000000\"",
+        "\"0xffffffffffffffff0\"",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         uint64_t v;
@@ -98,8 +115,7 @@ IW_TEST(numbers) {
 /* The agent protocol takes STags through the same parser. */
 IW_TEST(agent_request_hex_fields) {
     static const char *bad[] = {
-        "{\"op\":\"dereg_mr\",\"stag\":\"0x 10\"}",
-        "{\"op\":\"dereg_mr\",\"stag\":\"0x+40\"}",
+        "{\"op\":\"dereg_mr\",\"stag\":\"0x 10\"}", "{\"op\":\"dereg_mr\",\"stag\":\"0x+40\"}",
         "{\"op\":\"dereg_mr\",\"stag\":\"0x100000000\"}", /* over 32 bits */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Connection lifecycle and the public entry points of the engine that are
  * not receive or transmit: settings, creation, MPA startup's start, work
  * requests, close, timers. Calls go downward only: into iw_startup.c,
@@ -31,7 +32,9 @@ int iw_conn_new(iw_conn **out, iw_rnic *rnic, uint32_t pd, const iw_conn_setting
         cb->version != IW_CALLBACKS_V1 || !cb->on_event ||
         (s->role != IW_ROLE_INITIATOR && s->role != IW_ROLE_RESPONDER) ||
         (s->mpa_rev != IW_MPA_REV1 && s->mpa_rev != IW_MPA_REV2) ||
-        (s->p2p && s->mpa_rev < IW_MPA_REV2) || /* RFC 6581 enhanced data takes 4 of the 512 octets (RFC 5044 §7.1.1) */
+        (s->p2p &&
+         s->mpa_rev <
+             IW_MPA_REV2) || /* RFC 6581 enhanced data takes 4 of the 512 octets (RFC 5044 §7.1.1) */
         s->private_data_len > IW_MPA_PD_MAX - (s->mpa_rev >= IW_MPA_REV2 ? 4 : 0) ||
         (s->private_data_len && !s->private_data) || s->ird > IW_MPA_V2_NO_NEG ||
         s->ord > IW_MPA_V2_NO_NEG)
@@ -136,7 +139,7 @@ int iw_conn_handle_expiry(iw_conn *c, iw_tstamp now) {
 int iw_conn_post_recv(iw_conn *c, uint64_t wr_id, void *buf, uint32_t len) {
     if ((len && !buf) || c->state == IW_CONN_CLOSED || c->state == IW_CONN_TERMINATE)
         return c->state == IW_CONN_CLOSED || c->state == IW_CONN_TERMINATE ? IW_ERR_PROTO
-                                                                            : IW_ERR_INVALID_ARG;
+                                                                           : IW_ERR_INVALID_ARG;
     rq_ent *r = iw_ring_push(&c->rq, &c->mem);
     if (!r)
         return IW_ERR_NOMEM;
@@ -170,8 +173,8 @@ int iw_conn_post_send(iw_conn *c, const iw_send_wr *wr) {
     case IW_WR_SEND_SE:
     case IW_WR_SEND_INV:
     case IW_WR_SEND_SE_INV:
-        t.m.opcode = wr->op == IW_WR_SEND      ? IW_OP_SEND
-                     : wr->op == IW_WR_SEND_SE ? IW_OP_SEND_SE
+        t.m.opcode = wr->op == IW_WR_SEND       ? IW_OP_SEND
+                     : wr->op == IW_WR_SEND_SE  ? IW_OP_SEND_SE
                      : wr->op == IW_WR_SEND_INV ? IW_OP_SEND_INV
                                                 : IW_OP_SEND_SE_INV;
         t.m.ddp.qn = IW_QN_SEND;
@@ -196,8 +199,8 @@ int iw_conn_post_send(iw_conn *c, const iw_send_wr *wr) {
     case IW_WR_READ:
         t.m.opcode = IW_OP_READ_REQ;
         t.m.ddp.qn = IW_QN_READ_REQ;
-        t.m.u.read_req = (iw_rdmap_read_req){wr->local_stag, wr->local_to, wr->len,
-                                             wr->remote_stag, wr->remote_to};
+        t.m.u.read_req = (iw_rdmap_read_req){wr->local_stag, wr->local_to, wr->len, wr->remote_stag,
+                                             wr->remote_to};
         t.data = NULL;
         t.len = 0;
         t.done = 0; /* completes on the Read Response */
@@ -224,7 +227,7 @@ int iw_conn_post_send(iw_conn *c, const iw_send_wr *wr) {
     if (!e)
         return IW_ERR_NOMEM;
     e->wr_id = wr->wr_id;
-    e->type = wr->op == IW_WR_READ                                   ? IW_EV_READ_DONE
+    e->type = wr->op == IW_WR_READ                                    ? IW_EV_READ_DONE
               : wr->op == IW_WR_FETCH_ADD || wr->op == IW_WR_CMP_SWAP ? IW_EV_ATOMIC_DONE
                                                                       : t.done;
     t.cq_seq = c->cq_seq + c->cq.count - 1;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Events and completions: every callback goes through iw_cq_emit, and work
  * requests complete in submission order (RFC 5040 §5.5 rule 15). */
 #include "iw_cq.h"
@@ -20,7 +21,10 @@ static int cq_drain(iw_conn *c) {
             break;
         iw_ring_pop(&c->cq);
         c->cq_seq++;
-        iw_event ev = {.type = e.type, .status = e.status, .wr_id = e.wr_id, .len = e.len,
+        iw_event ev = {.type = e.type,
+                       .status = e.status,
+                       .wr_id = e.wr_id,
+                       .len = e.len,
                        .atomic_orig = e.atomic_orig};
         int rc = iw_cq_emit(c, &ev);
         if (rc)

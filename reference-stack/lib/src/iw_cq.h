@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Events and completions (iw_cq.c). */
 #ifndef IW_CQ_H
 #define IW_CQ_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* CRC32c (Castagnoli) for MPA: RFC 5044 §4.4 takes the CRC "in the manner
  * described in" iSCSI, RFC 3720 §12.1: generator 0x11EDC6F41, bits taken
  * least significant first (reflected), register preset to ones and the
@@ -147,7 +148,8 @@ static inline uint32_t crc32c_le32(const uint8_t *p) {
 uint32_t iw_crc32c_update_sw(uint32_t state, const void *buf, size_t len) {
     const uint8_t *p = buf;
     uint32_t c = state;
-    if (len == 0) return c;
+    if (len == 0)
+        return c;
     /* Slicing-by-8: the register covers the first 4 of 8 bytes; the other
      * 4 only need their own "followed by k zero bytes" contribution. */
     for (; len >= 8; p += 8, len -= 8) {
@@ -177,9 +179,7 @@ uint32_t iw_crc32c_update_sw(uint32_t state, const void *buf, size_t len) {
  * ready before ordinary constructors and main; it only reports AVX/AVX-512
  * features whose register state the OS saves (XCR0). A couple of loads and
  * tests per call, no state of ours. */
-static inline bool crc32c_have_sse42(void) {
-    return __builtin_cpu_supports("sse4.2");
-}
+static inline bool crc32c_have_sse42(void) { return __builtin_cpu_supports("sse4.2"); }
 static inline bool crc32c_have_clmul(void) {
     return __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul");
 }
@@ -193,9 +193,7 @@ static inline bool crc32c_have_avx512(void) {
  * PCLMULQDQ per two cycles (measured). Intel documents one of each per cycle,
  * so there the crc32 half would be the bottleneck and pure folding (the
  * layout ISA-L uses) is kept; not measured here, no Intel CPU available. */
-static inline bool crc32c_prefer_hybrid(void) {
-    return __builtin_cpu_is("amd");
-}
+static inline bool crc32c_prefer_hybrid(void) { return __builtin_cpu_is("amd"); }
 
 /* x86 is little-endian; memcpy keeps unaligned loads defined behaviour. */
 static inline uint64_t crc32c_ld64(const uint8_t *p) {
@@ -230,7 +228,8 @@ CRC32C_TGT_SSE42 static inline uint32_t crc32c_sse42_1way(uint32_t crc, const ui
         crc = _mm_crc32_u16(crc, crc32c_ld16(p));
         p += 2;
     }
-    if (len & 1) crc = _mm_crc32_u8(crc, *p);
+    if (len & 1)
+        crc = _mm_crc32_u8(crc, *p);
     return crc;
 }
 
@@ -459,7 +458,8 @@ CRC32C_TGT_AVX512 static uint32_t crc32c_fold_hybrid(uint32_t crc, const uint8_t
 #endif /* x86-64 */
 
 uint32_t iw_crc32c_update(uint32_t state, const void *buf, size_t len) {
-    if (len == 0) return state;
+    if (len == 0)
+        return state;
 #ifdef CRC32C_X86
     const uint8_t *p = buf;
     if (len >= CRC32C_AVX512_MIN && crc32c_have_avx512()) {
@@ -468,7 +468,8 @@ uint32_t iw_crc32c_update(uint32_t state, const void *buf, size_t len) {
         return crc32c_fold_vec(state, p, len);
     }
     if (crc32c_have_sse42()) {
-        if (len >= CRC32C_3WAY_MIN && crc32c_have_clmul()) return crc32c_sse42_3way(state, p, len);
+        if (len >= CRC32C_3WAY_MIN && crc32c_have_clmul())
+            return crc32c_sse42_3way(state, p, len);
         return crc32c_sse42(state, p, len);
     }
 #endif
@@ -479,14 +480,17 @@ const char *iw_crc32c_impl(void) {
 #ifdef CRC32C_X86
     if (crc32c_have_avx512())
         return crc32c_prefer_hybrid() ? "vpclmul-avx512-hybrid" : "vpclmul-avx512";
-    if (crc32c_have_clmul()) return "sse42-3way";
-    if (crc32c_have_sse42()) return "sse42";
+    if (crc32c_have_clmul())
+        return "sse42-3way";
+    if (crc32c_have_sse42())
+        return "sse42";
 #endif
     return "sw";
 }
 
 bool iw_crc32c_update_with(const char *impl, uint32_t *state, const void *buf, size_t len) {
-    if (!impl || !state) return false;
+    if (!impl || !state)
+        return false;
     if (strcmp(impl, "sw") == 0) {
         *state = iw_crc32c_update_sw(*state, buf, len);
         return true;

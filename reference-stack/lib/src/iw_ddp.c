@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* DDP headers, RFC 5041 §4.1-4.3. */
 #include <iwarp/ddp.h>
 

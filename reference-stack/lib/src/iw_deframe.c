@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Streaming deframer: one direction of a TCP byte stream, in any chunking,
  * into MPA Request/Reply frames and FPDUs (RFC 5044 §6, §7).
  *
@@ -45,8 +46,8 @@ static df_step_result df_step_rr(iw_deframer *d, const uint8_t *p, size_t n, siz
     iw_verdict v;
     iw_ssize r = iw_mpa_rr_decode(&fr->rr, p, n, &v);
     if (r == IW_ERR_NEED_MORE) {
-        *need = n < IW_MPA_RR_HDR_LEN ? IW_MPA_RR_HDR_LEN
-                                      : IW_MPA_RR_HDR_LEN + (size_t)fr->rr.pd_len;
+        *need =
+            n < IW_MPA_RR_HDR_LEN ? IW_MPA_RR_HDR_LEN : IW_MPA_RR_HDR_LEN + (size_t)fr->rr.pd_len;
         return DF_NEED;
     }
     if (r == IW_ERR_PROTO && v.close == IW_CLOSE_MPA_BAD_KEY) {
@@ -112,8 +113,8 @@ static df_step_result df_step_fpdu(iw_deframer *d, const uint8_t *p, size_t n, s
     }
     unsigned flags = (d->_markers ? IW_MPA_MARKERS : 0) | IW_MPA_CRC;
     iw_verdict v;
-    iw_ssize r = iw_mpa_fpdu_decode(&fr->fpdu, p, n, d->_pos, flags, d->_scratch,
-                                    sizeof d->_scratch, &v);
+    iw_ssize r =
+        iw_mpa_fpdu_decode(&fr->fpdu, p, n, d->_pos, flags, d->_scratch, sizeof d->_scratch, &v);
     if (!d->_crc_known) {
         /* Auto: CRCs are on iff the first FPDU's CRC verifies. */
         d->_crc = fr->fpdu.crc == IW_CRC_GOOD;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Names and RFC sections for triples, close reasons and notes, generated
  * from the single lists in <iwarp/err.h>. */
 #include <iwarp/err.h>
@@ -53,10 +54,9 @@ bool iw_term_is_registered(uint16_t t) {
 
 static const struct {
     const char *id, *rfc, *text;
-} close_table[] = {
-    {"none", NULL, "no close"},
+} close_table[] = {{"none", NULL, "no close"},
 #define IW_X_(name, rfc, text) {#name, rfc, text},
-    IW_CLOSE_LIST(IW_X_)
+                   IW_CLOSE_LIST(IW_X_)
 #undef IW_X_
 };
 #define CLOSE_N (sizeof close_table / sizeof close_table[0])

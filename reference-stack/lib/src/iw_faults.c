@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fault injection spec parsing (<iwarp/faults.h>). */
 #include <iwarp/err.h>
 #include <iwarp/faults.h>
@@ -59,7 +60,8 @@ int iw_faults_parse(iw_faults *f, const char *spec, char *err, size_t errlen) {
                 return -1;
             }
             if (skip && f->n_skip == IW_FAULT_SKIP_MAX) {
-                snprintf(err, errlen, "fault '%s': at most %d skip: items", item, IW_FAULT_SKIP_MAX);
+                snprintf(err, errlen, "fault '%s': at most %d skip: items", item,
+                         IW_FAULT_SKIP_MAX);
                 return -1;
             }
             if (!skip && (f->flags & IW_FAULT_MISCODE)) {

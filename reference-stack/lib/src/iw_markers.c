@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* FPDUs with markers: RFC 5044 §4.1 (format), §4.2-4.3 (markers), §4.4 (CRC).
  *
  * An FPDU is a run of "logical" octets (ULPDU_Length, ULPDU, PAD, CRC) laid
@@ -70,14 +71,14 @@ size_t iw_mpa_fpdu_len(const uint8_t *buf, size_t len, uint32_t pos, bool marker
  * the same addresses, so that the sizes are checked before the first
  * write. */
 typedef struct {
-    iw_iovec *iov;  /* NULL: dry */
+    iw_iovec *iov; /* NULL: dry */
     int n, max;
     uint8_t *frame;
     size_t fused, fcap;
-    size_t w;       /* wire octets laid out so far */
-    uint32_t pos;   /* grid position of the FPDU's first wire octet */
+    size_t w;     /* wire octets laid out so far */
+    uint32_t pos; /* grid position of the FPDU's first wire octet */
     bool markers;
-    size_t hdr_off; /* wire offset of ULPDU_Length */
+    size_t hdr_off;     /* wire offset of ULPDU_Length */
     const uint8_t *end; /* just past the last piece */
     bool err;
 } gather_t;
@@ -193,14 +194,16 @@ int iw_mpa_fpdu_gather(iw_iovec *iov, int iovmax, uint8_t *frame, size_t framele
         return IW_ERR_INVALID_ARG;
 
     /* A dry run first: iov and frame stay untouched unless both suffice. */
-    gather_t g = {NULL, 0, iovmax, frame, 0, framelen, 0, pos, markers,
-                  markers_wire_off(pos, 0, markers), NULL, false};
+    gather_t g = {NULL,     0,    iovmax, frame,   0,
+                  framelen, 0,    pos,    markers, markers_wire_off(pos, 0, markers),
+                  NULL,     false};
     gather_fpdu(&g, flags, hdr, hdrlen, payload, paylen);
     if (g.err)
         return IW_ERR_NOBUF;
     int dry_n = g.n;
-    g = (gather_t){iov, 0, iovmax, frame, 0, framelen, 0, pos, markers,
-                   markers_wire_off(pos, 0, markers), NULL, false};
+    g = (gather_t){iov,      0,    iovmax, frame,   0,
+                   framelen, 0,    pos,    markers, markers_wire_off(pos, 0, markers),
+                   NULL,     false};
     gather_fpdu(&g, flags, hdr, hdrlen, payload, paylen);
     /* Check the exact advance (ngtcp2 habit). */
     if (g.err || g.n != dry_n || g.w != iw_mpa_fpdu_wire_len(ulpdu_len, pos, markers))

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The default allocator: the C library's. */
 #include <iwarp/mem.h>
 

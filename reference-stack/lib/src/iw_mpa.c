@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* MPA Request/Reply frames (RFC 5044 §7.1, RFC 6581 §6, §9) and MULPDU (§4.5). */
 #include <iwarp/mpa.h>
 
@@ -125,8 +126,7 @@ iw_ssize iw_mpa_rr_encode(uint8_t *out, size_t outlen, const iw_mpa_rr *rr) {
     size_t v2_len = rr->s ? IW_MPA_V2_DATA_LEN : 0;
     size_t pd_len = v2_len + rr->ulp_pd_len;
     if (pd_len > IW_MPA_PD_MAX || rr->v2.ird > MPA_V2_MASK || rr->v2.ord > MPA_V2_MASK ||
-        (rr->ulp_pd_len && !rr->ulp_pd) ||
-        (rr->type != IW_MPA_REQUEST && rr->type != IW_MPA_REPLY))
+        (rr->ulp_pd_len && !rr->ulp_pd) || (rr->type != IW_MPA_REQUEST && rr->type != IW_MPA_REPLY))
         return IW_ERR_INVALID_ARG;
     size_t total = IW_MPA_RR_HDR_LEN + pd_len;
     if (outlen < total)

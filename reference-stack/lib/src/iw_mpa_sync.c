@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Mid-stream FPDU synchronisation: see <iwarp/mpa_sync.h>. */
 #include <iwarp/mpa_sync.h>
 
@@ -187,7 +188,8 @@ static iw_mpa_sync_status decide(const reading *r, int n, bool weak, bool final,
 }
 
 static iw_mpa_sync_status probe_at(const uint8_t *b, size_t len, bool final, size_t c,
-                                const iw_mpa_sync_cfg *cfg, uint8_t *scratch, iw_mpa_sync_res *res) {
+                                   const iw_mpa_sync_cfg *cfg, uint8_t *scratch,
+                                   iw_mpa_sync_res *res) {
     reading r[1 + GRID / 4];
     int n = 0;
     memset(r, 0, sizeof r);
@@ -245,9 +247,10 @@ static iw_mpa_sync_status probe_at(const uint8_t *b, size_t len, bool final, siz
     return s;
 }
 
-iw_mpa_sync_status iw_mpa_sync_probe(const uint8_t *buf, size_t len, bool final, const uint64_t *cands,
-                               size_t ncands, size_t *first, const iw_mpa_sync_cfg *cfg,
-                               uint8_t *scratch, iw_mpa_sync_res *res) {
+iw_mpa_sync_status iw_mpa_sync_probe(const uint8_t *buf, size_t len, bool final,
+                                     const uint64_t *cands, size_t ncands, size_t *first,
+                                     const iw_mpa_sync_cfg *cfg, uint8_t *scratch,
+                                     iw_mpa_sync_res *res) {
     memset(res, 0, sizeof *res);
     for (size_t i = *first; i < ncands; i++) {
         if (cands[i] >= len) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Data-sink validation. Comments name the RFC rule each check implements;
  * where the RFC names no code, the choice is stated at the check. */
 #include "iw_place.h"
@@ -26,12 +27,12 @@ static const place_codes place_ddp = {
      * the right is an Invalid STag for placement. */
     IW_TERM_DDP_T_INVALID_STAG, "RFC 5041 §7.1"};
 
-static const place_codes place_rdmap = {
-    IW_TERM_RDMAP_INVALID_STAG, IW_TERM_RDMAP_BASE_BOUNDS, IW_TERM_RDMAP_STAG_NOT_ASSOC,
-    IW_TERM_RDMAP_TO_WRAP, IW_TERM_RDMAP_ACCESS_RIGHTS, "RFC 5040 §7.2"};
+static const place_codes place_rdmap = {IW_TERM_RDMAP_INVALID_STAG,   IW_TERM_RDMAP_BASE_BOUNDS,
+                                        IW_TERM_RDMAP_STAG_NOT_ASSOC, IW_TERM_RDMAP_TO_WRAP,
+                                        IW_TERM_RDMAP_ACCESS_RIGHTS,  "RFC 5040 §7.2"};
 
-static iw_place place_check(const iw_rnic *r, uint32_t pd, uint32_t stag, uint64_t to,
-                            uint64_t len, unsigned need, const place_codes *c) {
+static iw_place place_check(const iw_rnic *r, uint32_t pd, uint32_t stag, uint64_t to, uint64_t len,
+                            unsigned need, const place_codes *c) {
     /* (1) the STag is valid: known, current key, not invalidated. */
     iw_mr *mr = iw_rnic_mr(r, stag);
     if (!mr || mr->state != MR_VALID)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Data-sink validation (RFC 5041 §7.1, RFC 5040 §7.2, RFC 7306 §8.2): pure
  * functions over the STag table. Each returns the place to write, or the
  * triple the RFC names, raised at the check that failed. */
@@ -8,17 +9,17 @@
 
 typedef struct iw_place {
     bool ok;
-    uint16_t term;    /* !ok: the triple */
-    const char *rfc;  /* !ok: the rule */
-    uint8_t *dst;     /* ok: first octet to place (NULL for zero length) */
+    uint16_t term;   /* !ok: the triple */
+    const char *rfc; /* !ok: the rule */
+    uint8_t *dst;    /* ok: first octet to place (NULL for zero length) */
     iw_mr *mr;
 } iw_place;
 
 /* Tagged DDP segment (RDMA Write, Read Response) of len octets at stag/to.
  * `need` is the access right placement requires. Zero-length segments are
  * not checked (RFC 5041 §5.2, §7.1). */
-iw_place iw_place_tagged(const iw_rnic *rnic, uint32_t pd, uint32_t stag, uint64_t to,
-                         uint64_t len, unsigned need);
+iw_place iw_place_tagged(const iw_rnic *rnic, uint32_t pd, uint32_t stag, uint64_t to, uint64_t len,
+                         unsigned need);
 
 /* Data Source of a non-zero-length RDMA Read Request (RFC 5040 §7.2 4a-e). */
 iw_place iw_place_read_src(const iw_rnic *rnic, uint32_t pd, uint32_t stag, uint64_t to,

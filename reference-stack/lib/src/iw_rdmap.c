@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* RDMAP messages over one DDP segment: RFC 5040 §4, RFC 7306 §4-6.
  *
  * iw_rdmap_decode applies the checks a receiver can make without state, in
@@ -167,8 +168,8 @@ static iw_ssize rdmap_decode_term(iw_rdmap_msg *m, const uint8_t *p, size_t n, i
 }
 
 bool iw_rdmap_term_siw(iw_rdmap_msg *m) {
-    if (m->opcode != IW_OP_TERMINATE || !m->has_hdr || !m->u.term.raw ||
-        m->u.term.siw_layout || term_ctrl_sane(&m->u.term))
+    if (m->opcode != IW_OP_TERMINATE || !m->has_hdr || !m->u.term.raw || m->u.term.siw_layout ||
+        term_ctrl_sane(&m->u.term))
         return false;
     const uint8_t *p = m->u.term.raw;
     size_t n = m->u.term.raw_len;
@@ -424,8 +425,8 @@ iw_ssize iw_rdmap_encode_term(uint8_t *out, size_t outlen, const iw_rdmap_term *
         out[3] = (uint8_t)(t->rsvd >> 5);
     } else {
         out[0] = (uint8_t)(t->layer << 4 | t->etype);
-        out[2] = (uint8_t)((t->m ? 0x80 : 0) | (t->d ? 0x40 : 0) | (t->r ? 0x20 : 0) |
-                           t->rsvd >> 8);
+        out[2] =
+            (uint8_t)((t->m ? 0x80 : 0) | (t->d ? 0x40 : 0) | (t->r ? 0x20 : 0) | t->rsvd >> 8);
         out[3] = (uint8_t)t->rsvd;
     }
     size_t off = IW_RDMAP_TERM_CTRL_LEN;
@@ -456,8 +457,7 @@ static iw_ssize rdmap_opcode_hdr_len(const iw_rdmap_msg *m) {
     case IW_OP_IMM_SE:
         return IW_RDMAP_IMM_LEN;
     case IW_OP_ATOMIC_REQ:
-        return rdmap_atomic_req_ok(&m->u.atomic_req) ? IW_RDMAP_ATOMIC_REQ_LEN
-                                                      : IW_ERR_INVALID_ARG;
+        return rdmap_atomic_req_ok(&m->u.atomic_req) ? IW_RDMAP_ATOMIC_REQ_LEN : IW_ERR_INVALID_ARG;
     case IW_OP_ATOMIC_RESP:
         return IW_RDMAP_ATOMIC_RESP_LEN;
     default:

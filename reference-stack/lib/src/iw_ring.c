@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A growable FIFO of fixed-size items: the engine's queues. */
 #include <string.h>
 

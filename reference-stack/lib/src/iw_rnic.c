@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Protection domains and the STag table (RFC 5040 §2.3: STag; RFC 5042 §5). */
 #include <string.h>
 
@@ -83,10 +84,10 @@ iw_mr *iw_rnic_mr(const iw_rnic *r, uint32_t stag) {
     return mr;
 }
 
-int iw_mr_reg(iw_rnic *r, uint32_t pd, void *addr, uint64_t len, uint64_t base_to,
-              unsigned access, uint32_t *stag) {
-    const unsigned known = IW_ACCESS_LOCAL_WRITE | IW_ACCESS_REMOTE_READ |
-                           IW_ACCESS_REMOTE_WRITE | IW_ACCESS_REMOTE_ATOMIC | IW_MR_NO_INVALIDATE;
+int iw_mr_reg(iw_rnic *r, uint32_t pd, void *addr, uint64_t len, uint64_t base_to, unsigned access,
+              uint32_t *stag) {
+    const unsigned known = IW_ACCESS_LOCAL_WRITE | IW_ACCESS_REMOTE_READ | IW_ACCESS_REMOTE_WRITE |
+                           IW_ACCESS_REMOTE_ATOMIC | IW_MR_NO_INVALIDATE;
     /* A region may not wrap the Tagged Offset space (RFC 5041 §7.1 (5)). */
     if (!rnic_pd_ok(r, pd) || (access & ~known) || !stag || (len && !addr) ||
         base_to + len < base_to)
@@ -159,7 +160,7 @@ int iw_mr_query(const iw_rnic *r, uint32_t stag, iw_mr_info *out) {
     const iw_mr *mr = iw_rnic_mr(r, stag);
     if (!mr)
         return IW_ERR_INVALID_ARG;
-    *out = (iw_mr_info){stag, mr->pd, mr->addr, mr->len, mr->base_to, mr->access,
-                        mr->state == MR_VALID};
+    *out = (iw_mr_info){
+        stag, mr->pd, mr->addr, mr->len, mr->base_to, mr->access, mr->state == MR_VALID};
     return 0;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* RNIC internals shared by the STag table (iw_rnic.c), the placement
  * checks (iw_place.c) and connections. */
 #ifndef IW_RNIC_H
@@ -9,13 +10,13 @@ typedef enum { MR_FREE = 0, MR_VALID, MR_INVALID } iw_mr_state;
 
 typedef struct iw_mr {
     iw_mr_state state;
-    uint8_t key;      /* low 8 bits of the STag; bumped on every reuse */
+    uint8_t key; /* low 8 bits of the STag; bumped on every reuse */
     uint32_t pd;
     uint8_t *addr;
     uint64_t len;
     uint64_t base_to;
     unsigned access;
-    uint64_t gen;     /* registration generation: see iw_mr_ref */
+    uint64_t gen; /* registration generation: see iw_mr_ref */
 } iw_mr;
 
 typedef struct iw_pd_ent {
@@ -25,11 +26,11 @@ typedef struct iw_pd_ent {
 
 struct iw_rnic {
     iw_mem mem;
-    iw_mr *mrs;        /* index = STag >> 8 */
+    iw_mr *mrs; /* index = STag >> 8 */
     uint32_t n_mrs;
     iw_pd_ent *pds;
     uint32_t n_pds;
-    uint64_t gen;      /* last generation handed out */
+    uint64_t gen; /* last generation handed out */
 };
 
 #define IW_STAG_INDEX(stag) ((stag) >> 8)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Receive: MPA startup frames, then FPDUs taken apart in place.
  *
  * Each state names what the next octets are for (RX_HDR, RX_PAYLOAD, RX_PAD,
@@ -116,8 +117,7 @@ typedef struct rx_list {
  * piece wherever one falls due. Returns true when all len octets got a
  * piece. Each marker gets its own slot, so rx_commit can check every one
  * (RFC 5044 §4.2) and add it to the CRC (§4.4) after the read. */
-static bool rx_list_run(iw_conn *c, rx_list *l, bool markers, uint8_t *t, size_t len,
-                        rx_state st) {
+static bool rx_list_run(iw_conn *c, rx_list *l, bool markers, uint8_t *t, size_t len, rx_state st) {
     while (l->n < l->max) {
         if (markers && (l->mgot || iw_mpa_marker_gap(l->pos) == 0)) {
             if (l->slot == RX_MARKER_SLOTS)
@@ -208,9 +208,7 @@ static size_t rx_hdr_want(const iw_conn *c) {
     return c->ulpdu_len < want ? c->ulpdu_len : want;
 }
 
-static rq_ent *rx_rq_entry(iw_conn *c, uint32_t msn) {
-    return iw_ring_at(&c->rq, msn - c->rq_msn);
-}
+static rq_ent *rx_rq_entry(iw_conn *c, uint32_t msn) { return iw_ring_at(&c->rq, msn - c->rq_msn); }
 
 static void rx_set_payload(iw_conn *c, uint8_t *dst, size_t len) {
     c->pay_dst = dst;
@@ -237,8 +235,8 @@ static void rx_place_at(iw_conn *c, uint8_t *dst, size_t pay, const iw_mr *mr) {
 static void rx_check_untagged_qn0(iw_conn *c, const iw_rdmap_msg *m, size_t pay) {
     /* RFC 6581 §9: a p2p responder's first FPDU may be the zero-length
      * Send RTR; it uses MSN 1 but no ULP buffer. */
-    if (c->rtr_pending_rx && (c->info.rtr & IW_RTR_SEND) && m->opcode == IW_OP_SEND &&
-        pay == 0 && m->ddp.msn == c->rq_msn && m->ddp.mo == 0 && m->ddp.last) {
+    if (c->rtr_pending_rx && (c->info.rtr & IW_RTR_SEND) && m->opcode == IW_OP_SEND && pay == 0 &&
+        m->ddp.msn == c->rq_msn && m->ddp.mo == 0 && m->ddp.last) {
         c->rtr_send_pending = true;
         return;
     }
@@ -308,8 +306,8 @@ static void rx_header(iw_conn *c) {
         ord_ent *o = c->ord.count ? iw_ring_at(&c->ord, 0) : NULL;
         if (!o || o->atomic)
             return rx_fail(c, IW_TERM_RDMAP_UNEXPECTED_OPCODE, "RFC 5040 §5.2, §7.2");
-        iw_place s = iw_place_read_resp(m->ddp.stag, m->ddp.to, pay, o->sink_stag, o->sink_to,
-                                        o->size);
+        iw_place s =
+            iw_place_read_resp(m->ddp.stag, m->ddp.to, pay, o->sink_stag, o->sink_to, o->size);
         if (!s.ok)
             return rx_fail(c, s.term, s.rfc);
         /* The sink is our own region, advertised for this Read: local write
@@ -317,7 +315,7 @@ static void rx_header(iw_conn *c) {
          * does too. */
         const iw_mr *mr = iw_rnic_mr(c->rnic, m->ddp.stag);
         unsigned need = mr && (mr->access & IW_ACCESS_REMOTE_WRITE) ? IW_ACCESS_REMOTE_WRITE
-                                                                   : IW_ACCESS_LOCAL_WRITE;
+                                                                    : IW_ACCESS_LOCAL_WRITE;
         iw_place p = iw_place_tagged(c->rnic, c->pd, m->ddp.stag, m->ddp.to, pay, need);
         if (!p.ok)
             return rx_fail(c, p.term, p.rfc);
@@ -359,9 +357,14 @@ static int rx_deliver_recvs(iw_conn *c) {
         rq_ent *r = iw_ring_at(&c->rq, 0);
         if (!r->done)
             break;
-        iw_event ev = {.type = IW_EV_RECV, .wr_id = r->wr_id, .len = r->msg_len,
-                       .msn = c->rq_msn, .solicited = r->solicited, .has_inv = r->has_inv,
-                       .inv_stag = r->inv_stag, .has_imm = r->has_imm};
+        iw_event ev = {.type = IW_EV_RECV,
+                       .wr_id = r->wr_id,
+                       .len = r->msg_len,
+                       .msn = c->rq_msn,
+                       .solicited = r->solicited,
+                       .has_inv = r->has_inv,
+                       .inv_stag = r->inv_stag,
+                       .has_imm = r->has_imm};
         memcpy(ev.imm, r->imm, sizeof ev.imm);
         iw_ring_pop(&c->rq);
         c->rq_msn++;
@@ -383,8 +386,8 @@ static int rx_complete_send(iw_conn *c, const iw_rdmap_msg *m, size_t pay) {
     rq_ent *r = rx_rq_entry(c, m->ddp.msn);
     r->done = true;
     r->msg_len = m->ddp.mo + (uint32_t)pay; /* RFC 5041 §5.4 */
-    r->solicited = m->opcode == IW_OP_SEND_SE || m->opcode == IW_OP_SEND_SE_INV ||
-                   m->opcode == IW_OP_IMM_SE;
+    r->solicited =
+        m->opcode == IW_OP_SEND_SE || m->opcode == IW_OP_SEND_SE_INV || m->opcode == IW_OP_IMM_SE;
     if (m->opcode == IW_OP_IMM || m->opcode == IW_OP_IMM_SE) {
         r->has_imm = true;
         memcpy(r->imm, m->u.imm, IW_RDMAP_IMM_LEN);
@@ -407,8 +410,7 @@ static int rx_qn1_failed(iw_conn *c, const iw_place *p, const uint8_t *seg, cons
         c->qn1_msn++;
         return 0;
     }
-    return iw_term_fail(c, p->term, p->rfc, seg, IW_DDP_UNTAGGED_HDR_LEN, c->ulpdu_len,
-                                  rreq, true);
+    return iw_term_fail(c, p->term, p->rfc, seg, IW_DDP_UNTAGGED_HDR_LEN, c->ulpdu_len, rreq, true);
 }
 
 /* A response to a delivered QN 1 request, queued in arrival order
@@ -492,8 +494,8 @@ static int rx_complete_term(iw_conn *c, const iw_rdmap_msg *m) {
 
 /* The Terminate for the FPDU just received; with IW_FAULT_SKIP for this
  * triple the segment is dropped silently instead and the stream goes on. */
-static int rx_terminate(iw_conn *c, uint16_t triple, const char *rfc, const uint8_t *ddp,
-                        size_t dl, const uint8_t *rreq, bool with_hdr) {
+static int rx_terminate(iw_conn *c, uint16_t triple, const char *rfc, const uint8_t *ddp, size_t dl,
+                        const uint8_t *rreq, bool with_hdr) {
     if (iw_fault_skip(c, triple)) {
         rx_next_fpdu(c);
         return 0;

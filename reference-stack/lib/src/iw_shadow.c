@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Shadow analysis (see <iwarp/shadow.h>): the engine's receive-side checks,
  * run over a capture.
  *
@@ -24,10 +25,9 @@
 
 static const struct {
     const char *id, *text;
-} rule_table[] = {
-    {"NONE", "no rule"},
+} rule_table[] = {{"NONE", "no rule"},
 #define IW_X_(name, text) {#name, text},
-    IW_SHADOW_RULE_LIST(IW_X_)
+                  IW_SHADOW_RULE_LIST(IW_X_)
 #undef IW_X_
 };
 #define RULE_N (sizeof rule_table / sizeof rule_table[0])
@@ -259,8 +259,8 @@ int iw_shadow_mpa(iw_shadow *sh, unsigned dir, const iw_mpa_rr *rr, uint64_t id,
         sh->_init_dir = (int)!dir; /* the Request is not in the capture */
     }
     /* RFC 5044 §7.1.2 rules 5, 8: the other side's frame type is due. */
-    iw_verdict v = iw_mpa_rr_expect(rr, (unsigned)sh->_init_dir == dir ? IW_MPA_REQUEST
-                                                                       : IW_MPA_REPLY);
+    iw_verdict v =
+        iw_mpa_rr_expect(rr, (unsigned)sh->_init_dir == dir ? IW_MPA_REQUEST : IW_MPA_REPLY);
     if (v.kind != IW_VERDICT_OK) {
         res->verdict = v;
         res->judged = true;
@@ -416,8 +416,8 @@ static void rx_qn1(iw_shadow_end *r, iw_shadow_end *s, const iw_rdmap_msg *m, ui
      * the atomic target (RFC 7306 §8.2) must be a valid STag. */
     if (m->opcode == IW_OP_READ_REQ) {
         if (m->u.read_req.read_size &&
-            stag_invalidated(r, m->u.read_req.src_stag, IW_TERM_RDMAP_INVALID_STAG,
-                             "RFC 5040 §7.2", res))
+            stag_invalidated(r, m->u.read_req.src_stag, IW_TERM_RDMAP_INVALID_STAG, "RFC 5040 §7.2",
+                             res))
             return;
     } else if (stag_invalidated(r, m->u.atomic_req.stag, IW_TERM_RDMAP_INVALID_STAG,
                                 "RFC 5040 §7.2", res)) {
@@ -458,8 +458,8 @@ static void rx_read_resp(iw_shadow_end *r, const iw_rdmap_msg *m, uint32_t pay,
     res_ref(res, o->id);
     if (pay) {
         /* The engine's own check (iw_place_read_resp): one rule, one place. */
-        iw_place s = iw_place_read_resp(m->ddp.stag, m->ddp.to, pay, o->sink_stag, o->sink_to,
-                                        o->size);
+        iw_place s =
+            iw_place_read_resp(m->ddp.stag, m->ddp.to, pay, o->sink_stag, o->sink_to, o->size);
         if (!s.ok) {
             res_term(res, s.term, s.rfc,
                      s.term == IW_TERM_DDP_T_INVALID_STAG ? IW_SHADOW_RULE_READ_RESP_STAG

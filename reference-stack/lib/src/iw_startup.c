@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* MPA startup: the Request/Reply exchange and what it negotiates (RFC 5044
  * §7.1, RFC 6581 §9). */
 #include <string.h>
@@ -69,7 +70,9 @@ static int startup_rejected(iw_conn *c) {
     c->state = IW_CONN_CLOSED;
     c->rx = RX_IDLE;
     c->closed_reported = true;
-    iw_event ev = {.type = IW_EV_REJECTED, .info = &c->info, .close = IW_CLOSE_MPA_REJECTED,
+    iw_event ev = {.type = IW_EV_REJECTED,
+                   .info = &c->info,
+                   .close = IW_CLOSE_MPA_REJECTED,
                    .rfc = "RFC 5044 §7.1.2"};
     int rc = iw_cq_emit(c, &ev);
     /* Work posted before the reject completes, flushed (RFC 5040 §5.4). */
@@ -151,9 +154,10 @@ static int startup_reply_rx(iw_conn *c, const iw_mpa_rr *rr) {
                 both &= ~IW_RTR_READ;
             /* RFC 6581 §1.1: the choice among several is ours. Prefer the
              * zero-length Write: it consumes no buffer at the responder. */
-            rtr = (both & IW_RTR_WRITE) ? IW_RTR_WRITE
+            rtr = (both & IW_RTR_WRITE)  ? IW_RTR_WRITE
                   : (both & IW_RTR_READ) ? IW_RTR_READ
-                  : (both & IW_RTR_SEND) ? IW_RTR_SEND : 0;
+                  : (both & IW_RTR_SEND) ? IW_RTR_SEND
+                                         : 0;
             c->info.rtr = rtr;
         }
     }
@@ -163,11 +167,11 @@ static int startup_reply_rx(iw_conn *c, const iw_mpa_rr *rr) {
     if (rc)
         return rc;
     if (ird_short)
-        return iw_term_fail(c, IW_TERM_LLP_MPA_INSUFFICIENT_IRD, "RFC 6581 §9.1", NULL,
-                                      0, 0, NULL, false);
+        return iw_term_fail(c, IW_TERM_LLP_MPA_INSUFFICIENT_IRD, "RFC 6581 §9.1", NULL, 0, 0, NULL,
+                            false);
     if (c->info.p2p && !rtr)
-        return iw_term_fail(c, IW_TERM_LLP_MPA_NO_MATCHING_RTR, "RFC 6581 §9.2", NULL,
-                                      0, 0, NULL, false);
+        return iw_term_fail(c, IW_TERM_LLP_MPA_NO_MATCHING_RTR, "RFC 6581 §9.2", NULL, 0, 0, NULL,
+                            false);
     if (c->info.p2p)
         return startup_queue_rtr(c, rtr);
     return 0;
@@ -266,9 +270,9 @@ int iw_startup_rx(iw_conn *c) {
  * Reply did not offer is none of them: the two ends have no compatible RTR
  * option, which §8 codes as No matching RTR option (2/0/7). */
 uint16_t iw_startup_rtr_verdict(const iw_conn *c, const iw_rdmap_msg *m, size_t pay) {
-    unsigned kind = m->opcode == IW_OP_SEND && pay == 0                        ? IW_RTR_SEND
-                    : m->opcode == IW_OP_WRITE && pay == 0                     ? IW_RTR_WRITE
+    unsigned kind = m->opcode == IW_OP_SEND && pay == 0                           ? IW_RTR_SEND
+                    : m->opcode == IW_OP_WRITE && pay == 0                        ? IW_RTR_WRITE
                     : m->opcode == IW_OP_READ_REQ && m->u.read_req.read_size == 0 ? IW_RTR_READ
-                                                                                 : 0;
+                                                                                  : 0;
     return kind && !(c->info.rtr & kind) ? IW_TERM_LLP_MPA_NO_MATCHING_RTR : 0;
 }

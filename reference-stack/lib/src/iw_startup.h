@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* MPA startup (iw_startup.c). */
 #ifndef IW_STARTUP_H
 #define IW_STARTUP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The end of a stream: the Terminate for the first error (RFC 5040 §5.4,
  * §7.1) and the close. */
 #include <string.h>

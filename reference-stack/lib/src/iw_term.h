@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The end of a stream (iw_term.c). */
 #ifndef IW_TERM_H
 #define IW_TERM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Transmit: MPA startup frames, then messages segmented into FPDUs of at
  * most MULPDU octets (RFC 5041 §5.2, RFC 5044 §4.5), laid out as gather
  * lists so payload goes from the caller's memory to the socket uncopied. */
@@ -96,16 +97,14 @@ static int tx_revoked(iw_conn *c, int src) {
     tx_msg m = *(tx_msg *)iw_ring_at(q, 0);
     iw_ring_pop(q);
     if (src == TXQ_RESP) /* §7.1 rule 3: the Read Request's source is gone */
-        return iw_term_fail(c, IW_TERM_RDMAP_INVALID_STAG,
-                                      "RFC 5040 §7.1 rule 3; RFC 5042 §6.3.3", m.req_hdr,
-                                      IW_DDP_UNTAGGED_HDR_LEN, m.req_seg_len,
-                                      m.req_hdr + IW_DDP_UNTAGGED_HDR_LEN, true);
+        return iw_term_fail(c, IW_TERM_RDMAP_INVALID_STAG, "RFC 5040 §7.1 rule 3; RFC 5042 §6.3.3",
+                            m.req_hdr, IW_DDP_UNTAGGED_HDR_LEN, m.req_seg_len,
+                            m.req_hdr + IW_DDP_UNTAGGED_HDR_LEN, true);
     /* §7.1 rule 1: an error while creating a Send or Write is a local one;
      * the work request says which, the Terminate carries no header. */
     iw_cq_mark_done(c, m.cq_seq, IW_WC_LOCAL_PROT_ERROR);
     return iw_term_fail(c, IW_TERM_RDMAP_LOCAL_CATASTROPHIC,
-                                  "RFC 5040 §7.1 rule 1; RFC 5042 §6.3.3", NULL, 0, 0, NULL,
-                                  false);
+                        "RFC 5040 §7.1 rule 1; RFC 5042 §6.3.3", NULL, 0, 0, NULL, false);
 }
 
 /* Wire offset of an FPDU's CRC field: its four octets are the last four
@@ -153,7 +152,7 @@ static void tx_crc_finish(iw_conn *c) {
     size_t w = 0, k = 0;
     for (int i = 0; i < c->tx.n && k < IW_MPA_CRC_LEN; w += c->tx.iov[i].len, i++) {
         if (w + c->tx.iov[i].len <= c->tx.crc_at)
-            continue; /* before the field */
+            continue;                   /* before the field */
         uint8_t *b = c->tx.iov[i].base; /* the CRC field lies in tx.frame */
         for (size_t j = 0; j < c->tx.iov[i].len && k < IW_MPA_CRC_LEN; j++) {
             uint32_t at = c->tx_pos + (uint32_t)(w + j);

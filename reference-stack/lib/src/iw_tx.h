@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Transmit (iw_tx.c). */
 #ifndef IW_TX_H
 #define IW_TX_H

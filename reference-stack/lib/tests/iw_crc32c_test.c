@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* CRC32c: RFC 3720 App. B.4 and RFC 5044 §4.4 (Figs. 5 and 6) vectors as wire
  * bytes, the residue property, and every hardware path against the portable
  * one over all short lengths, misalignments and stream splits. */
@@ -170,8 +171,10 @@ IW_TEST(impl_name) {
 
 /* Path p (or the dispatcher when p is NULL) from state st. */
 static uint32_t run_path(const char *p, uint32_t st, const uint8_t *buf, size_t len) {
-    if (!p) return iw_crc32c_update(st, buf, len);
-    if (!iw_crc32c_update_with(p, &st, buf, len)) abort(); /* callers only pass available paths */
+    if (!p)
+        return iw_crc32c_update(st, buf, len);
+    if (!iw_crc32c_update_with(p, &st, buf, len))
+        abort(); /* callers only pass available paths */
     return st;
 }
 
@@ -258,7 +261,8 @@ IW_TEST(hw_equals_sw_large) {
     for (size_t i = 0; i < n; i++) {
         check_large(NULL, buf, sizes[i], &seed);
         for (size_t pi = 0; pi < N_HW_PATHS; pi++)
-            if (path_available(hw_paths[pi])) check_large(hw_paths[pi], buf, sizes[i], &seed);
+            if (path_available(hw_paths[pi]))
+                check_large(hw_paths[pi], buf, sizes[i], &seed);
     }
     free(buf);
 }
@@ -280,7 +284,8 @@ IW_TEST(streaming_splits) {
             uint64_t r = iw_test_rand(&seed);
             /* Mostly short pieces, sometimes long ones, sometimes empty. */
             size_t piece = (r & 3) == 0 ? (size_t)(r >> 8) % 20000 : (size_t)(r >> 8) % 300;
-            if (piece > cap - pos) piece = cap - pos;
+            if (piece > cap - pos)
+                piece = cap - pos;
             size_t pi = (size_t)(r >> 40) % (N_HW_PATHS + 2);
             if (pi < N_HW_PATHS && path_available(hw_paths[pi]))
                 st = run_path(hw_paths[pi], st, buf + pos, piece);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* DDP headers, RFC 5041 §4.1 (Control field), §4.2 (tagged, Fig. 4) and
  * §4.3 (untagged, Fig. 5). Golden headers are written byte by byte from
  * the figures. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Streaming deframer: one direction of a TCP byte stream split into MPA
  * Request/Reply frames and FPDUs (RFC 5044 §4-§7, RFC 6581 §6).
  *
@@ -85,7 +86,8 @@ static void rec_from_frame(rec *x, const iw_frame *fr) {
         x->rev = rr->rev;
         x->pd_len = rr->pd_len;
         x->rr_notes = rr->notes;
-        if (rr->pd) x->pd_hash = hash(rr->pd, rr->pd_len);
+        if (rr->pd)
+            x->pd_hash = hash(rr->pd, rr->pd_len);
     }
     if (fr->type == IW_FRAME_FPDU) {
         const iw_mpa_fpdu *f = &fr->fpdu;
@@ -101,20 +103,49 @@ static void rec_from_frame(rec *x, const iw_frame *fr) {
         x->f_notes = f->notes;
         x->n_markers = f->n_markers;
     }
-    if (fr->type == IW_FRAME_INCOMPLETE) x->pos = fr->pos;
+    if (fr->type == IW_FRAME_INCOMPLETE)
+        x->pos = fr->pos;
 }
 
 /* Name of the first field that differs, or NULL. */
 static const char *rec_diff(const rec *a, const rec *b) {
 #define F(f)                                                                                       \
-    if (a->f != b->f) return #f;
-    F(type)
-    F(offset) F(wire_off) F(wire_len) F(lost_len) F(pos) F(markers) F(crc_on) F(vkind) F(vterm)
-        F(vclose) F(lost_why) F(rr_type) F(rr_m) F(rr_c) F(rr_r) F(rr_s) F(rr_enh) F(rev) F(pd_len)
-            F(rr_notes) F(pd_hash) F(ulpdu_len) F(crc) F(marker_ok) F(ulpdu_hash) F(hdr_off)
-                F(crc_wire) F(f_notes) F(n_markers)
+    do {                                                                                           \
+        if (a->f != b->f)                                                                          \
+            return #f;                                                                             \
+    } while (0)
+    F(type);
+    F(offset);
+    F(wire_off);
+    F(wire_len);
+    F(lost_len);
+    F(pos);
+    F(markers);
+    F(crc_on);
+    F(vkind);
+    F(vterm);
+    F(vclose);
+    F(lost_why);
+    F(rr_type);
+    F(rr_m);
+    F(rr_c);
+    F(rr_r);
+    F(rr_s);
+    F(rr_enh);
+    F(rev);
+    F(pd_len);
+    F(rr_notes);
+    F(pd_hash);
+    F(ulpdu_len);
+    F(crc);
+    F(marker_ok);
+    F(ulpdu_hash);
+    F(hdr_off);
+    F(crc_wire);
+    F(f_notes);
+    F(n_markers);
 #undef F
-                    return NULL;
+    return NULL;
 }
 
 static bool recs_same(const char *what, const recs *want, const recs *got) {
@@ -145,9 +176,11 @@ static bool recs_cover(const recs *r, size_t len) {
     uint64_t at = 0;
     for (size_t i = 0; i < r->n; i++) {
         const rec *x = &r->v[i];
-        if (x->wire_off != at) return false;
+        if (x->wire_off != at)
+            return false;
         at += x->type == IW_FRAME_LOST ? x->lost_len : x->wire_len;
-        if (x->type == IW_FRAME_LOST && x->wire_len != x->lost_len) return false;
+        if (x->type == IW_FRAME_LOST && x->wire_len != x->lost_len)
+            return false;
     }
     return at == len;
 }
@@ -284,7 +317,8 @@ typedef struct {
 } stream;
 
 static void st_init(stream *st, unsigned flags, bool crc_on, uint32_t pos) {
-    if (!st->b) st->b = malloc(STREAM_CAP);
+    if (!st->b)
+        st->b = malloc(STREAM_CAP);
     st->len = 0;
     st->exp.n = 0;
     st->flags = flags;
@@ -304,7 +338,8 @@ static void st_free(stream *st) {
 /* Append an MPA Request/Reply; the grid starts after it (RFC 5044 §4.3). */
 static void st_rr(stream *st, const iw_mpa_rr *e) {
     iw_ssize w = iw_mpa_rr_encode(st->b + st->len, STREAM_CAP - st->len, e);
-    if (w <= 0) abort();
+    if (w <= 0)
+        abort();
     rec *x = recs_push(&st->exp);
     x->type = e->type == IW_MPA_REQUEST ? IW_FRAME_MPA_REQUEST : IW_FRAME_MPA_REPLY;
     x->offset = x->wire_off = st->len;
@@ -315,7 +350,8 @@ static void st_rr(stream *st, const iw_mpa_rr *e) {
     x->rr_enh = x->rr_s;
     x->rev = e->rev;
     x->pd_len = (int)(w - 20);
-    if (w > 20) x->pd_hash = hash(st->b + st->len + 20, (size_t)w - 20);
+    if (w > 20)
+        x->pd_hash = hash(st->b + st->len + 20, (size_t)w - 20);
     st->len += (size_t)w;
     st->pos = 0;
 }
@@ -372,13 +408,16 @@ static size_t st_fpdu(stream *st, unsigned op, size_t paylen) {
     default:
         break;
     }
-    if (!m.ddp.tagged) m.ddp.msn = st->msn++;
+    if (!m.ddp.tagged)
+        m.ddp.msn = st->msn++;
     iw_ssize hl = iw_rdmap_encode_hdr(hdr, sizeof hdr, &m);
-    if (hl < 0) abort();
+    if (hl < 0)
+        abort();
     uint8_t *at = st->b + st->len;
     iw_ssize w = iw_mpa_fpdu_encode(at, STREAM_CAP - st->len, st->pos, st->flags, hdr, (size_t)hl,
                                     payload, paylen);
-    if (w <= 0) abort();
+    if (w <= 0)
+        abort();
     bool mk = st->flags & IW_MPA_MARKERS;
     rec *x = recs_push(&st->exp);
     x->type = IW_FRAME_FPDU;
@@ -588,7 +627,8 @@ IW_TEST(every_single_cut) {
             ok = x->type == IW_FRAME_INCOMPLETE && x->wire_off == st.exp.v[i].wire_off &&
                  x->wire_len == k - st.exp.v[i].wire_off;
         }
-        if (!ok && bad++ < 3) fprintf(stderr, "  truncated at %zu: %zu frames\n", k, other.n);
+        if (!ok && bad++ < 3)
+            fprintf(stderr, "  truncated at %zu: %zu frames\n", k, other.n);
     }
     CHECK_EQ(bad, 0);
     free(whole.v);
@@ -647,7 +687,8 @@ IW_TEST(mid_stream_every_pos) {
             fprintf(stderr, "  wrap differs at stream_pos %u\n", p);
             CHECK(0);
         }
-        if (!same) break;
+        if (!same)
+            break;
     }
     /* without markers, mid-stream AUTO means none (no startup frame to anchor) */
     st_init(&st, IW_MPA_CRC, true, 0);
@@ -921,8 +962,10 @@ IW_TEST(incomplete_tail) {
             w->pos = g->pos;
             CHECK(g->offset >= g->wire_off && g->offset <= g->wire_off + 4);
             /* without a leading marker the offset is the frame start */
-            if (i == 0 || st.exp.v[i].hdr_off == 0) CHECK_EQ(g->offset, g->wire_off);
-            if (i > 0) CHECK_EQ(g->pos, st.exp.v[i].pos); /* grid position of the partial FPDU */
+            if (i == 0 || st.exp.v[i].hdr_off == 0)
+                CHECK_EQ(g->offset, g->wire_off);
+            if (i > 0)
+                CHECK_EQ(g->pos, st.exp.v[i].pos); /* grid position of the partial FPDU */
         }
         if (!recs_same("incomplete", &want, &got)) {
             fprintf(stderr, "  (cut %zu)\n", cut);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The sans-I/O engine (iw_rnic / iw_conn) against the RFCs.
  *
  * Expectations come from RFC 5040/5041/5044/6581/7306/6580, never from the
@@ -73,12 +74,8 @@ static void fail_note(const char *file, int line, const char *what) {
         }                                                                                          \
     } while (0)
 
-static uint64_t rnd(uint64_t *s) {
-    return iw_test_rand(s);
-}
-static size_t rnd_below(uint64_t *s, size_t n) {
-    return n ? (size_t)(rnd(s) % n) : 0;
-}
+static uint64_t rnd(uint64_t *s) { return iw_test_rand(s); }
+static size_t rnd_below(uint64_t *s, size_t n) { return n ? (size_t)(rnd(s) % n) : 0; }
 
 static size_t first_diff(const uint8_t *a, const uint8_t *b, size_t n) {
     if (memcmp(a, b, n) == 0)
@@ -93,9 +90,7 @@ static void be16(uint8_t *p, uint16_t v) {
     p[0] = (uint8_t)(v >> 8);
     p[1] = (uint8_t)v;
 }
-static uint16_t rd16(const uint8_t *p) {
-    return (uint16_t)(p[0] << 8 | p[1]);
-}
+static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 
 /* RFC 5044 §4.5, written from the text (not via iw_mpa_mulpdu). */
 static uint32_t rfc_mulpdu(uint32_t emss, bool markers) {
@@ -700,12 +695,8 @@ static void acfg_settings(const acfg *c, iw_conn_settings *si, iw_conn_settings 
 
 /* Direction q -> t: markers iff t asked for them (RFC 5044 §7.1.1 M); CRC
  * iff either side set C. */
-static bool dir_markers(const node *t) {
-    return t->set.markers;
-}
-static bool pair_crc(const pair *p) {
-    return p->n[0].set.crc || p->n[1].set.crc;
-}
+static bool dir_markers(const node *t) { return t->set.markers; }
+static bool pair_crc(const pair *p) { return p->n[0].set.crc || p->n[1].set.crc; }
 static uint32_t dir_mulpdu(const node *q, const node *t) {
     return rfc_mulpdu(q->set.emss ? q->set.emss : 1460, dir_markers(t));
 }
@@ -740,9 +731,7 @@ static void check_connected(pair *p, const acfg *c) {
         nr->recv_msn = 2;
 }
 
-static uint64_t src_off(unsigned k) {
-    return (uint64_t)(k * 7919u) % (SRC_LEN - 110000);
-}
+static uint64_t src_off(unsigned k) { return (uint64_t)(k * 7919u) % (SRC_LEN - 110000); }
 
 /* RFC 5040 §5.3: Sends delivered in order, one buffer each, MSN + 1 each. */
 static void step_sends(pair *p, int qi) {
@@ -1382,45 +1371,23 @@ static void bw(bctx *b, uint32_t stag, uint64_t to, size_t len) {
     iw_peer_write(b->pe, stag, to, g_pay, len);
 }
 /* RFC 5041 §7.1 tagged (1): unknown index */
-static void b_w_unknown(bctx *b) {
-    bw(b, 0x00777701, b->v->to_t, 64);
-}
+static void b_w_unknown(bctx *b) { bw(b, 0x00777701, b->v->to_t, 64); }
 /* (1): index right, key wrong (RFC 5041 §7.1: an STag the RNIC does not know) */
-static void b_w_key(bctx *b) {
-    bw(b, b->v->st_t ^ 0x5A, b->v->to_t, 64);
-}
-static void b_w_dereg(bctx *b) {
-    bw(b, b->st_dereg, b->to_dereg, 64);
-}
+static void b_w_key(bctx *b) { bw(b, b->v->st_t ^ 0x5A, b->v->to_t, 64); }
+static void b_w_dereg(bctx *b) { bw(b, b->st_dereg, b->to_dereg, 64); }
 /* RFC 5040 §5.3 / local invalidate */
-static void b_w_inval(bctx *b) {
-    bw(b, b->st_inval, b->to_inval, 64);
-}
+static void b_w_inval(bctx *b) { bw(b, b->st_inval, b->to_inval, 64); }
 /* (1) "valid for this stream": another PD (RFC 5042 §6.1.1) */
-static void b_w_other_pd(bctx *b) {
-    bw(b, b->st_other, b->to_other, 64);
-}
+static void b_w_other_pd(bctx *b) { bw(b, b->st_other, b->to_other, 64); }
 /* (2): the region does not allow remote placement (choice: Invalid STag) */
-static void b_w_ro(bctx *b) {
-    bw(b, b->st_ro, b->to_ro, 64);
-}
-static void b_w_local_only(bctx *b) {
-    bw(b, b->v->st_s, b->v->to_s, 64);
-}
+static void b_w_ro(bctx *b) { bw(b, b->st_ro, b->to_ro, 64); }
+static void b_w_local_only(bctx *b) { bw(b, b->v->st_s, b->v->to_s, 64); }
 /* (3) TO below base, (4) TO + length past the end, (5) wrap */
-static void b_w_below(bctx *b) {
-    bw(b, b->v->st_t, b->v->to_t - 1, 64);
-}
-static void b_w_beyond(bctx *b) {
-    bw(b, b->v->st_t, b->v->to_t + LEN_T - 10, 64);
-}
-static void b_w_wrap(bctx *b) {
-    bw(b, b->v->st_t, 0xFFFFFFFFFFFFFFF0ull, 64);
-}
+static void b_w_below(bctx *b) { bw(b, b->v->st_t, b->v->to_t - 1, 64); }
+static void b_w_beyond(bctx *b) { bw(b, b->v->st_t, b->v->to_t + LEN_T - 10, 64); }
+static void b_w_wrap(bctx *b) { bw(b, b->v->st_t, 0xFFFFFFFFFFFFFFF0ull, 64); }
 /* RFC 5041 §5.2: a zero-length segment's STag/TO MUST NOT be checked. */
-static void b_w_zero(bctx *b) {
-    bw(b, 0xDEADBE01, 0xFFFFFFFFFFFFFFFFull, 0);
-}
+static void b_w_zero(bctx *b) { bw(b, 0xDEADBE01, 0xFFFFFFFFFFFFFFFFull, 0); }
 
 static void bsend_msn(bctx *b, unsigned op, uint32_t msn, uint32_t mo, size_t len, uint32_t qn) {
     iw_rdmap_msg m;
@@ -1431,16 +1398,10 @@ static void bsend_msn(bctx *b, unsigned op, uint32_t msn, uint32_t mo, size_t le
     iw_peer_msg(b->pe, &m, g_pay, len, NULL);
 }
 /* RFC 5041 §7.1 untagged (2): the next MSN has no buffer */
-static void b_s_nobuf(bctx *b) {
-    iw_peer_send(b->pe, IW_OP_SEND, 0, g_pay, 10);
-}
+static void b_s_nobuf(bctx *b) { iw_peer_send(b->pe, IW_OP_SEND, 0, g_pay, 10); }
 /* (5): MSN outside [base, base + posted] */
-static void b_s_msn_high(bctx *b) {
-    bsend_msn(b, IW_OP_SEND, 1 + 5, 0, 10, 0);
-}
-static void b_s_msn_old(bctx *b) {
-    bsend_msn(b, IW_OP_SEND, 0, 0, 10, 0);
-}
+static void b_s_msn_high(bctx *b) { bsend_msn(b, IW_OP_SEND, 1 + 5, 0, 10, 0); }
+static void b_s_msn_old(bctx *b) { bsend_msn(b, IW_OP_SEND, 0, 0, 10, 0); }
 static void b_s_msn_replay(bctx *b) {
     iw_peer_send(b->pe, IW_OP_SEND, 0, g_pay, 10); /* valid: MSN 1, buffer 0 */
     memcpy(b->v->model + OFF_R, g_pay, 10);
@@ -1448,60 +1409,30 @@ static void b_s_msn_replay(bctx *b) {
     bsend_msn(b, IW_OP_SEND, 1, 0, 10, 0); /* MSN 1 again: now old */
 }
 /* (3) MO beyond the buffer, (4) MO + length beyond it */
-static void b_s_mo(bctx *b) {
-    bsend_msn(b, IW_OP_SEND, 1, B_RQ_LEN, 10, 0);
-}
-static void b_s_long(bctx *b) {
-    iw_peer_send(b->pe, IW_OP_SEND, 0, g_pay, B_RQ_LEN + 1);
-}
-static void b_s_long_mo(bctx *b) {
-    bsend_msn(b, IW_OP_SEND, 1, 200, 100, 0);
-}
+static void b_s_mo(bctx *b) { bsend_msn(b, IW_OP_SEND, 1, B_RQ_LEN, 10, 0); }
+static void b_s_long(bctx *b) { iw_peer_send(b->pe, IW_OP_SEND, 0, g_pay, B_RQ_LEN + 1); }
+static void b_s_long_mo(bctx *b) { bsend_msn(b, IW_OP_SEND, 1, 200, 100, 0); }
 /* (1) the QN is not one RDMAP uses (RFC 5040 §3.1, RFC 7306 §4) */
-static void b_s_qn5(bctx *b) {
-    bsend_msn(b, IW_OP_SEND, 1, 0, 10, 5);
-}
+static void b_s_qn5(bctx *b) { bsend_msn(b, IW_OP_SEND, 1, 0, 10, 5); }
 /* RFC 5040 §5.3, §7.2 (4)-(5): the Invalidate STag */
-static void b_si_invalid(bctx *b) {
-    iw_peer_send(b->pe, IW_OP_SEND_INV, 0x00ABCD01, g_pay, 10);
-}
-static void b_si_other(bctx *b) {
-    iw_peer_send(b->pe, IW_OP_SEND_SE_INV, b->st_other, g_pay, 10);
-}
-static void b_si_noinv(bctx *b) {
-    iw_peer_send(b->pe, IW_OP_SEND_INV, b->st_noinv, g_pay, 10);
-}
+static void b_si_invalid(bctx *b) { iw_peer_send(b->pe, IW_OP_SEND_INV, 0x00ABCD01, g_pay, 10); }
+static void b_si_other(bctx *b) { iw_peer_send(b->pe, IW_OP_SEND_SE_INV, b->st_other, g_pay, 10); }
+static void b_si_noinv(bctx *b) { iw_peer_send(b->pe, IW_OP_SEND_INV, b->st_noinv, g_pay, 10); }
 
 /* RFC 5040 §7.2 Read Request 4a-e */
 static void brr(bctx *b, uint32_t size, uint32_t src, uint64_t src_to) {
     iw_peer_read_req(b->pe, 0x00424201, 0x7777, size, src, src_to);
 }
-static void b_r_stag(bctx *b) {
-    brr(b, 64, 0x00ABCD01, 0);
-}
-static void b_r_key(bctx *b) {
-    brr(b, 64, b->v->st_t ^ 0x80, b->v->to_t);
-}
-static void b_r_noread(bctx *b) {
-    brr(b, 64, b->st_wo, b->to_wo);
-}
-static void b_r_other(bctx *b) {
-    brr(b, 64, b->st_other, b->to_other);
-}
-static void b_r_below(bctx *b) {
-    brr(b, 64, b->v->st_t, b->v->to_t - 1);
-}
-static void b_r_beyond(bctx *b) {
-    brr(b, 64, b->v->st_t, b->v->to_t + LEN_T - 10);
-}
-static void b_r_wrap(bctx *b) {
-    brr(b, 64, b->v->st_t, 0xFFFFFFFFFFFFFFF0ull);
-}
+static void b_r_stag(bctx *b) { brr(b, 64, 0x00ABCD01, 0); }
+static void b_r_key(bctx *b) { brr(b, 64, b->v->st_t ^ 0x80, b->v->to_t); }
+static void b_r_noread(bctx *b) { brr(b, 64, b->st_wo, b->to_wo); }
+static void b_r_other(bctx *b) { brr(b, 64, b->st_other, b->to_other); }
+static void b_r_below(bctx *b) { brr(b, 64, b->v->st_t, b->v->to_t - 1); }
+static void b_r_beyond(bctx *b) { brr(b, 64, b->v->st_t, b->v->to_t + LEN_T - 10); }
+static void b_r_wrap(bctx *b) { brr(b, 64, b->v->st_t, 0xFFFFFFFFFFFFFFF0ull); }
 /* RFC 5040 §5.2.1: size 0 is not validated; answered by a zero-length
  * Read Response */
-static void b_r_zero(bctx *b) {
-    brr(b, 0, 0x00ABCD01, 0x123);
-}
+static void b_r_zero(bctx *b) { brr(b, 0, 0x00ABCD01, 0x123); }
 /* RFC 5040 §6.1, RFC 6581 §9.1: a second Read Request beyond IRD 1 while
  * the first response has not gone out (no buffer on QN 1: 1/2/2, choice) */
 static void b_r_ird(bctx *b) {
@@ -1514,18 +1445,10 @@ static void batomic(bctx *b, unsigned aop, uint32_t stag, uint64_t to) {
     iw_rdmap_atomic_req a = {0, (uint8_t)aop, 7, stag, to, 1, 0, 0, ~0ull};
     iw_peer_atomic_req(b->pe, &a);
 }
-static void b_a_misaligned(bctx *b) {
-    batomic(b, IW_ATOMIC_FETCH_ADD, b->v->st_a, b->v->to_a + 4);
-}
-static void b_a_noright(bctx *b) {
-    batomic(b, IW_ATOMIC_FETCH_ADD, b->v->st_t, b->v->to_t);
-}
-static void b_a_stag(bctx *b) {
-    batomic(b, IW_ATOMIC_CMP_SWAP, 0x00ABCD01, 0);
-}
-static void b_a_aop1(bctx *b) {
-    batomic(b, 1, b->v->st_a, b->v->to_a);
-}
+static void b_a_misaligned(bctx *b) { batomic(b, IW_ATOMIC_FETCH_ADD, b->v->st_a, b->v->to_a + 4); }
+static void b_a_noright(bctx *b) { batomic(b, IW_ATOMIC_FETCH_ADD, b->v->st_t, b->v->to_t); }
+static void b_a_stag(bctx *b) { batomic(b, IW_ATOMIC_CMP_SWAP, 0x00ABCD01, 0); }
+static void b_a_aop1(bctx *b) { batomic(b, 1, b->v->st_a, b->v->to_a); }
 
 /* Versions and opcodes (RFC 5041 §4.1, RFC 5040 §4.1, §4.2) */
 static void b_ddp_v0_ut(bctx *b) {
@@ -1548,12 +1471,8 @@ static void brv(bctx *b, uint8_t rv) {
     m.rv = rv;
     iw_peer_msg(b->pe, &m, g_pay, 10, NULL);
 }
-static void b_rdmap_v0(bctx *b) {
-    brv(b, 0);
-}
-static void b_rdmap_v2(bctx *b) {
-    brv(b, 2);
-}
+static void b_rdmap_v0(bctx *b) { brv(b, 0); }
+static void b_rdmap_v2(bctx *b) { brv(b, 2); }
 static void b_op_c(bctx *b) {
     iw_rdmap_msg m;
     iw_peer_msg_init(b->pe, &m, IW_OP_SEND);
@@ -1960,8 +1879,13 @@ IW_TEST(b_read_response_to_wrap) {
     rawrsp r;
     iw_peer_trace tr = {0};
     XREQUIRE(rawrsp_init(&r, 3, NULL) == 0);
-    iw_send_wr rd = {.op = IW_WR_READ, .wr_id = 7, .len = 64, .local_stag = r.e.st_s,
-                     .local_to = r.e.to_s, .remote_stag = 0x5501, .remote_to = 0};
+    iw_send_wr rd = {.op = IW_WR_READ,
+                     .wr_id = 7,
+                     .len = 64,
+                     .local_stag = r.e.st_s,
+                     .local_to = r.e.to_s,
+                     .remote_stag = 0x5501,
+                     .remote_to = 0};
     post(&r.e, rd);
     flush_out(&r.e, NULL, &r.ch); /* the Read Request */
     iw_peer_read_resp(&r.pe, r.e.st_s, 0xFFFFFFFFFFFFFFE0ull, g_pay, 64);
@@ -3025,11 +2949,10 @@ IW_TEST(e_robustness) {
 
 IW_TEST_MAIN("iw_engine", IW_CASE(a_back_to_back_matrix), IW_CASE(a_back_to_back_mixed),
              IW_CASE(b_violations), IW_CASE(b_read_response_unexpected),
-             IW_CASE(b_read_response_to_wrap),
-             IW_CASE(b_terminate_mid_fpdu), IW_CASE(c_bad_key), IW_CASE(c_bad_rev),
-             IW_CASE(c_pd_too_long), IW_CASE(c_initiator_initiator), IW_CASE(c_timeout),
-             IW_CASE(c_reject), IW_CASE(c_ird_ord_negotiation), IW_CASE(c_initiator_ird),
-             IW_CASE(c_no_common_rtr), IW_CASE(c_read_rtr_ird0), IW_CASE(c_close_and_eof),
-             IW_CASE(c_flush_after_failed_callback),
+             IW_CASE(b_read_response_to_wrap), IW_CASE(b_terminate_mid_fpdu), IW_CASE(c_bad_key),
+             IW_CASE(c_bad_rev), IW_CASE(c_pd_too_long), IW_CASE(c_initiator_initiator),
+             IW_CASE(c_timeout), IW_CASE(c_reject), IW_CASE(c_ird_ord_negotiation),
+             IW_CASE(c_initiator_ird), IW_CASE(c_no_common_rtr), IW_CASE(c_read_rtr_ird0),
+             IW_CASE(c_close_and_eof), IW_CASE(c_flush_after_failed_callback),
              IW_CASE(c_rev1_request), IW_CASE(c_responder_waits), IW_CASE(c_markers_per_direction),
              IW_CASE(c_api_arguments), IW_CASE(d_zero_copy), IW_CASE(e_robustness))

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Error registry, close reasons, notes and library error codes.
  *
  * Every expected number and name below is copied by hand from the RFC texts
@@ -89,9 +90,11 @@ static const term_row term_rows[] = {
  * above plus the two "ALL" types, 0x0/0x0 and 0x1/0x3. */
 static bool model_registered(uint16_t t) {
     unsigned l = t >> 12, e = t >> 8 & 0xF;
-    if ((l == 0 && e == 0) || (l == 1 && e == 3)) return true;
+    if ((l == 0 && e == 0) || (l == 1 && e == 3))
+        return true;
     for (size_t i = 0; i < N_TERM; i++)
-        if (term_rows[i].want == t) return true;
+        if (term_rows[i].want == t)
+            return true;
     return false;
 }
 
@@ -266,7 +269,8 @@ IW_TEST(notes) {
         iw_note nt = (iw_note)i;
         const char *id = iw_note_id(nt), *s = iw_note_str(nt), *r = iw_note_rfc(nt);
         CHECK(id != NULL && s != NULL && r != NULL);
-        if (i < n) CHECK(strcmp(id, ids[i]) == 0);
+        if (i < n)
+            CHECK(strcmp(id, ids[i]) == 0);
         CHECK(strlen(s) > 5 && strcmp(s, "unknown note") != 0);
         CHECK(strncmp(r, "RFC ", 4) == 0);
         for (unsigned j = 0; j < i; j++)

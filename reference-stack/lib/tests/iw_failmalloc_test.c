@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Allocation failure through iw_mem (nghttp2's failmalloc_test): a whole
  * exchange between two engines is run once to count its allocations, then
  * again with allocation k failing, for every k. Whatever fails must fail
@@ -18,7 +19,7 @@ typedef struct failmem {
     long n;       /* allocations so far */
     long fail_at; /* this one fails (1-based; 0: none) */
     long failed;
-    long live;    /* blocks not yet freed */
+    long live; /* blocks not yet freed */
 } failmem;
 
 static bool fm_fail(failmem *f) {
@@ -112,10 +113,12 @@ static bool run(failmem *f) {
     uint32_t pd, st_a, st_b;
     OK_OR_NOMEM(iw_rnic_new(&r, &mem));
     OK_OR_NOMEM(iw_pd_alloc(r, &pd));
-    OK_OR_NOMEM(iw_mr_reg(r, pd, reg_a, sizeof reg_a, 0, IW_ACCESS_LOCAL_WRITE |
-                          IW_ACCESS_REMOTE_READ | IW_ACCESS_REMOTE_WRITE, &st_a));
-    OK_OR_NOMEM(iw_mr_reg(r, pd, reg_b, sizeof reg_b, 0, IW_ACCESS_LOCAL_WRITE |
-                          IW_ACCESS_REMOTE_READ | IW_ACCESS_REMOTE_WRITE, &st_b));
+    OK_OR_NOMEM(iw_mr_reg(r, pd, reg_a, sizeof reg_a, 0,
+                          IW_ACCESS_LOCAL_WRITE | IW_ACCESS_REMOTE_READ | IW_ACCESS_REMOTE_WRITE,
+                          &st_a));
+    OK_OR_NOMEM(iw_mr_reg(r, pd, reg_b, sizeof reg_b, 0,
+                          IW_ACCESS_LOCAL_WRITE | IW_ACCESS_REMOTE_READ | IW_ACCESS_REMOTE_WRITE,
+                          &st_b));
     iw_conn_settings si, sr;
     iw_conn_settings_default(&si, IW_ROLE_INITIATOR);
     iw_conn_settings_default(&sr, IW_ROLE_RESPONDER);
@@ -133,10 +136,18 @@ static bool run(failmem *f) {
     for (int i = 0; i < 20; i++) {
         iw_conn *from = i & 1 ? b.c : a.c;
         uint32_t peer = i & 1 ? st_a : st_b, mine = i & 1 ? st_b : st_a;
-        iw_send_wr w = {.op = IW_WR_WRITE, .wr_id = 100u + (unsigned)i, .data = src,
-                        .len = 3000, .remote_stag = peer, .remote_to = 4096};
-        iw_send_wr rd = {.op = IW_WR_READ, .wr_id = 200u + (unsigned)i, .len = 2000,
-                         .local_stag = mine, .local_to = 8192, .remote_stag = peer,
+        iw_send_wr w = {.op = IW_WR_WRITE,
+                        .wr_id = 100u + (unsigned)i,
+                        .data = src,
+                        .len = 3000,
+                        .remote_stag = peer,
+                        .remote_to = 4096};
+        iw_send_wr rd = {.op = IW_WR_READ,
+                         .wr_id = 200u + (unsigned)i,
+                         .len = 2000,
+                         .local_stag = mine,
+                         .local_to = 8192,
+                         .remote_stag = peer,
                          .remote_to = 0};
         iw_send_wr s = {.op = IW_WR_SEND, .wr_id = 300u + (unsigned)i, .data = src, .len = 100};
         OK_OR_NOMEM(iw_conn_post_send(from, &w));

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fault injection (IW_FAULT_*, iwarp-target --fault): each switch must make
  * the engine non-conformant in exactly the way its name says, so that the
  * conformance suite can prove its cases fail for the right reason. Every
@@ -17,10 +18,10 @@ typedef struct fx {
     uint32_t pd, pd2;
     iw_conn *c;
     iw_peer peer;
-    iw_peer_buf out;      /* everything the engine sent */
-    uint8_t rw[RLEN];     /* remote-write region */
-    uint8_t ro[RLEN];     /* remote-read only region */
-    uint8_t rbuf[256];    /* posted receive buffer */
+    iw_peer_buf out;   /* everything the engine sent */
+    uint8_t rw[RLEN];  /* remote-write region */
+    uint8_t ro[RLEN];  /* remote-read only region */
+    uint8_t rbuf[256]; /* posted receive buffer */
     uint32_t stag_rw, stag_ro;
     int term_sent, recvs;
     uint16_t last_term;
@@ -122,8 +123,11 @@ IW_TEST(parse_rejects_bad_specs) {
     CHECK_EQ(iw_faults_parse(&fl, "skip:2/0/2,skip:2/0/3", err, sizeof err), 0);
     CHECK_EQ(fl.n_skip, 2);
     CHECK(iw_faults_skips(&fl, 0x2002) && iw_faults_skips(&fl, 0x2003));
-    CHECK_EQ(iw_faults_parse(&fl, "skip:0/0/1,skip:0/0/2,skip:0/0/3,skip:0/0/4,skip:0/0/5,"
-                                  "skip:0/0/6,skip:0/0/7,skip:0/0/8,skip:0/0/9", err, sizeof err), -1);
+    CHECK_EQ(iw_faults_parse(&fl,
+                             "skip:0/0/1,skip:0/0/2,skip:0/0/3,skip:0/0/4,skip:0/0/5,"
+                             "skip:0/0/6,skip:0/0/7,skip:0/0/8,skip:0/0/9",
+                             err, sizeof err),
+             -1);
     CHECK(strstr(err, "at most 8") != NULL);
     CHECK_EQ(iw_faults_parse(&fl, "miscode:1/1/1,miscode:1/1/2", err, sizeof err), -1);
     CHECK(strstr(err, "only one miscode") != NULL);
@@ -131,8 +135,8 @@ IW_TEST(parse_rejects_bad_specs) {
     CHECK_EQ(fl.miscode_triple, 0x1205);
     CHECK_EQ(iw_faults_parse(&fl, "", err, sizeof err), 0);
     CHECK_EQ(fl.flags, 0);
-    static const char *bad[] = {"nope", "skip:", "skip:1/1", "skip:1/1/1/1", "skip:16/0/0",
-                                "skip:1/1/256", "a,,b", ",", "miscode:x/y/z"};
+    static const char *bad[] = {"nope",         "skip:", "skip:1/1", "skip:1/1/1/1", "skip:16/0/0",
+                                "skip:1/1/256", "a,,b",  ",",        "miscode:x/y/z"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         CHECK_EQ(iw_faults_parse(&fl, bad[i], err, sizeof err), -1);
         CHECK(err[0] != 0);
@@ -162,8 +166,8 @@ IW_TEST(skip_drops_silently_and_carries_on) {
     fx_setup(&f, "skip:1/1/1", 16, false, false);
     fx_bounds_then_good(&f);
     CHECK_EQ(f.term_sent, 0);
-    CHECK_MEM(f.rw + 100, pat, sizeof pat);   /* the stream went on */
-    CHECK(f.rw[RLEN - 4] == 0);                /* but nothing out of bounds */
+    CHECK_MEM(f.rw + 100, pat, sizeof pat); /* the stream went on */
+    CHECK(f.rw[RLEN - 4] == 0);             /* but nothing out of bounds */
     fx_free(&f);
 }
 

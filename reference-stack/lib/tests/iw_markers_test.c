@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* FPDUs and markers: RFC 5044 §4.1 (format, PAD), §4.2-4.3 (markers),
  * §4.4 (CRC coverage, Fig. 5 and Fig. 6), §8 (codes 2 and 3).
  *
@@ -23,7 +24,8 @@ static void ref_crc_init(void) {
     }
 }
 static uint32_t ref_crc(const uint8_t *p, size_t n) {
-    if (!ref_crc_table[1]) ref_crc_init();
+    if (!ref_crc_table[1])
+        ref_crc_init();
     uint32_t c = 0xFFFFFFFFu;
     while (n--)
         c = ref_crc_table[(c ^ *p++) & 0xFF] ^ (c >> 8);
@@ -61,7 +63,8 @@ static size_t ref_build(uint8_t *out, uint32_t pos, const uint8_t *ulpdu, size_t
     size_t logical = 2 + L + pad + 4;
     uint8_t *lg = malloc(logical);
     lg[0] = (uint8_t)(L >> 8), lg[1] = (uint8_t)L;
-    if (L) memcpy(lg + 2, ulpdu, L);
+    if (L)
+        memcpy(lg + 2, ulpdu, L);
     memset(lg + 2 + L, 0, pad + 4);
     memset(ri, 0, sizeof *ri);
     size_t w = 0;
@@ -89,9 +92,12 @@ static size_t ref_build(uint8_t *out, uint32_t pos, const uint8_t *ulpdu, size_t
                 ref_put_crc(lg + l, ref_crc(out, w));
             }
         }
-        if (l == 1) ri->hdr1_off = w;
-        if (l == 2) first_ulpdu_w = ri->ulpdu_off = w;
-        if (L && l == 1 + L) last_ulpdu_w = w;
+        if (l == 1)
+            ri->hdr1_off = w;
+        if (l == 2)
+            first_ulpdu_w = ri->ulpdu_off = w;
+        if (L && l == 1 + L)
+            last_ulpdu_w = w;
         out[w++] = lg[l];
     }
     free(lg);
@@ -259,9 +265,7 @@ static const size_t k_sizes[] = {0, 1, 14, 18, 100, 494, 508, 512, 1000, 4096, 6
 #define N_SIZES (sizeof k_sizes / sizeof k_sizes[0])
 
 /* Octets of the marker at wire offset off. */
-static unsigned marker_ptr(const uint8_t *fp, size_t off) {
-    return fp[off + 2] << 8 | fp[off + 3];
-}
+static unsigned marker_ptr(const uint8_t *fp, size_t off) { return fp[off + 2] << 8 | fp[off + 3]; }
 
 /* Every start position 0..511 (step 4: the encoder requires pos % 4 == 0
  * with markers, §4.1) and every size: the encoder's octets equal the
@@ -276,7 +280,8 @@ IW_TEST(encode_every_aligned_pos) {
         for (uint32_t pos = 0; pos < 512; pos += 4) {
             for (int flags = 0; flags < 4; flags++) {
                 bool mk = flags & IW_MPA_MARKERS, crc = flags & IW_MPA_CRC;
-                if (!mk && pos >= 16) continue; /* without markers the position plays no part */
+                if (!mk && pos >= 16)
+                    continue; /* without markers the position plays no part */
                 ref_info ri;
                 size_t rl = ref_build(ref, pos, ulpdu, L, mk, crc, &ri);
                 size_t h = L < 7 ? L : 7; /* split ULPDU as hdr + payload */
@@ -298,8 +303,10 @@ IW_TEST(encode_every_aligned_pos) {
                     CHECK_EQ(enc[off] | enc[off + 1], 0);
                     CHECK_EQ(marker_ptr(enc, off), off < ri.hdr_off ? 0 : off - ri.hdr_off);
                 }
-                if (!mk) CHECK_EQ(rl, 2 + L + iw_mpa_pad_len(L) + 4);
-                if (!crc) CHECK_EQ(iw_crc32c_get(enc + rl - 4), 0);
+                if (!mk)
+                    CHECK_EQ(rl, 2 + L + iw_mpa_pad_len(L) + 4);
+                if (!crc)
+                    CHECK_EQ(iw_crc32c_get(enc + rl - 4), 0);
                 iw_mpa_fpdu f;
                 iw_verdict v;
                 iw_ssize d = iw_mpa_fpdu_decode(&f, enc, rl, pos, (unsigned)flags, g_scratch,
@@ -335,7 +342,8 @@ IW_TEST(decode_every_pos) {
         for (uint32_t pos = 0; pos < 512; pos++) {
             for (int flags = 0; flags < 4; flags++) {
                 bool mk = flags & IW_MPA_MARKERS, crc = flags & IW_MPA_CRC;
-                if (!mk && pos >= 16) continue; /* without markers the position plays no part */
+                if (!mk && pos >= 16)
+                    continue; /* without markers the position plays no part */
                 ref_info ri;
                 size_t rl = ref_build(ref, pos, ulpdu, L, mk, crc, &ri);
                 CHECK_EQ(iw_mpa_fpdu_wire_len(L, pos, mk), rl);
@@ -367,9 +375,11 @@ IW_TEST(decode_every_pos) {
                 CHECK_EQ(f.crc, crc ? IW_CRC_GOOD : IW_CRC_UNCHECKED);
                 CHECK_EQ(f.n_markers, mk ? ri.n_markers : 0);
                 CHECK_EQ(f.hdr_off, ri.hdr_off);
-                if (crc) CHECK_EQ(f.crc_calc, ref_crc(ref, ri.crc_cover));
+                if (crc)
+                    CHECK_EQ(f.crc_calc, ref_crc(ref, ri.crc_cover));
                 /* zero-copy iff no marker splits the ULPDU */
-                if (L) CHECK(f.ulpdu == (ri.marker_in_ulpdu ? g_scratch : ref + ri.ulpdu_off));
+                if (L)
+                    CHECK(f.ulpdu == (ri.marker_in_ulpdu ? g_scratch : ref + ri.ulpdu_off));
             }
         }
     }
@@ -412,8 +422,10 @@ IW_TEST(sequence_wrap) {
                  wa);
         CHECK(memcmp(f.ulpdu, ulpdu, sizes[i]) == 0);
         CHECK_EQ(iw_mpa_fpdu_wire_len(sizes[i], raw, true), (size_t)wa);
-        if (raw > 0xFFFF0000u && raw + (uint32_t)wa < 0x10000u) crossed = true;
-        if ((uint32_t)(seq + (uint32_t)wa) < seq) seq_crossed = true;
+        if (raw > 0xFFFF0000u && raw + (uint32_t)wa < 0x10000u)
+            crossed = true;
+        if ((uint32_t)(seq + (uint32_t)wa) < seq)
+            seq_crossed = true;
         seq += (uint32_t)wa;
         plain += (uint32_t)wa;
     }
@@ -488,7 +500,8 @@ IW_TEST(crc_error) {
         iw_mpa_fpdu_encode(fp, sizeof fp, 256, IW_MPA_MARKERS | IW_MPA_CRC, NULL, 0, u, 600);
     REQUIRE(w > 0);
     for (iw_ssize i = 0; i < w; i += 7) {
-        if (i < 2) continue; /* ULPDU_Length changes the frame size */
+        if (i < 2)
+            continue; /* ULPDU_Length changes the frame size */
         fp[i] ^= 0x10;
         iw_mpa_fpdu f;
         iw_verdict v;
@@ -753,7 +766,8 @@ IW_TEST(truncation_loop) {
                 size_t hdr_end = ri.hdr1_off + 1; /* ULPDU_Length complete */
                 for (size_t k = 0; k < (size_t)w; k++) {
                     /* big frames: every prefix near the ends, a sample between */
-                    if (w > 1200 && k > 600 && k + 600 < (size_t)w && k % 97 != 0) continue;
+                    if (w > 1200 && k > 600 && k + 600 < (size_t)w && k % 97 != 0)
+                        continue;
                     const uint8_t *p = iw_test_guard_place(&g, fp, k);
                     CHECK_EQ(iw_mpa_fpdu_len(p, k, poss[pi], mk), k < hdr_end ? 0 : (size_t)w);
                     iw_mpa_fpdu f;
@@ -819,9 +833,9 @@ IW_TEST(gather_refusal_writes_nothing) {
                 size_t len = sizes[si], hl = len < 18 ? len : 18, wire;
                 iw_iovec iov[IW_MPA_GATHER_IOV_MAX];
                 uint8_t frame[IW_MPA_GATHER_FRAME_MAX];
-                int n = iw_mpa_fpdu_gather(iov, IW_MPA_GATHER_IOV_MAX, frame, sizeof frame,
-                                           poss[pi], flags, g_gather_in, hl, g_gather_in + 200,
-                                           len - hl, &wire);
+                int n =
+                    iw_mpa_fpdu_gather(iov, IW_MPA_GATHER_IOV_MAX, frame, sizeof frame, poss[pi],
+                                       flags, g_gather_in, hl, g_gather_in + 200, len - hl, &wire);
                 REQUIRE(n > 0);
                 for (int k = 0; k < n; k++)
                     gather_refused(k, IW_MPA_GATHER_FRAME_MAX, poss[pi], flags, len);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iw_mpa_sync: mid-stream FPDU synchronisation (<iwarp/mpa_sync.h>).
  *
  * CRC and no-CRC streams, with and without markers at every grid phase, a
@@ -46,8 +47,9 @@ static void put_fpdus(stream *s, unsigned count, size_t paylen) {
 
 static uint8_t scratch[IW_MPA_SYNC_SCRATCH];
 
-static iw_mpa_sync_status probe(const stream *s, size_t len, bool final, const uint64_t *c, size_t nc,
-                             iw_df_mode markers, iw_df_mode crc, iw_mpa_sync_res *res) {
+static iw_mpa_sync_status probe(const stream *s, size_t len, bool final, const uint64_t *c,
+                                size_t nc, iw_df_mode markers, iw_df_mode crc,
+                                iw_mpa_sync_res *res) {
     iw_mpa_sync_cfg cfg = {markers, crc, false, 0};
     size_t first = 0;
     return iw_mpa_sync_probe(s->buf, len, final, c, nc, &first, &cfg, scratch, res);
@@ -64,7 +66,8 @@ IW_TEST(test_sync_crc_no_markers) {
     CHECK(!r.markers);
     CHECK(r.crc);
     /* Less than 512 octets so far: a marker may still show up. */
-    CHECK_EQ(probe(&s, s.starts[2], false, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_MORE);
+    CHECK_EQ(probe(&s, s.starts[2], false, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r),
+             IW_MPA_SYNC_MORE);
     /* The first candidate is inside an FPDU: the next one is taken. */
     uint64_t c[2] = {7, s.starts[1]};
     CHECK_EQ(probe(&s, s.len, true, c, 2, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_FOUND);
@@ -81,7 +84,8 @@ IW_TEST(test_sync_markers_every_phase) {
         s.pos = 4096 + phase;
         put_fpdus(&s, 4, 300);
         iw_mpa_sync_res r;
-        CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_FOUND);
+        CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r),
+                 IW_MPA_SYNC_FOUND);
         CHECK(r.markers);
         CHECK_EQ(r.pos % 512, phase);
         CHECK(r.crc);
@@ -114,8 +118,10 @@ IW_TEST(test_sync_without_crc) {
     CHECK(r.fpdus >= 4);
     CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_ON, &r), IW_MPA_SYNC_NONE);
     /* Two FPDUs that end exactly where the direction ends: enough; one is not. */
-    CHECK_EQ(probe(&s, s.starts[2], true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_FOUND);
-    CHECK_EQ(probe(&s, s.starts[1], true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_NONE);
+    CHECK_EQ(probe(&s, s.starts[2], true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r),
+             IW_MPA_SYNC_FOUND);
+    CHECK_EQ(probe(&s, s.starts[1], true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r),
+             IW_MPA_SYNC_NONE);
     /* Three, with more to come that do not hold: not enough. */
     uint64_t three = s.starts[3];
     s.buf[three + 2] ^= 0x03; /* DDP version of the fourth */
@@ -205,9 +211,9 @@ IW_TEST(test_sync_boundary_walk) {
     /* The last FPDU runs past the data: its end is still the boundary. */
     CHECK_EQ(iw_mpa_sync_boundary(s.buf, s.len - 1, &r, s.len - 1, NULL), s.len);
     /* A header that is not there: unknown. */
-    CHECK_EQ(iw_mpa_sync_boundary(s.buf, (size_t)s.starts[2] + 1, &r, (size_t)s.starts[2] + 2,
-                                  NULL),
-             SIZE_MAX);
+    CHECK_EQ(
+        iw_mpa_sync_boundary(s.buf, (size_t)s.starts[2] + 1, &r, (size_t)s.starts[2] + 2, NULL),
+        SIZE_MAX);
     CHECK_EQ(iw_mpa_sync_boundary(NULL, 0, &r, 0, NULL), SIZE_MAX);
 }
 
@@ -250,5 +256,6 @@ IW_TEST(test_sync_after_gap_known_grid) {
 
 IW_TEST_MAIN("iw_mpa_sync", IW_CASE(test_sync_crc_no_markers),
              IW_CASE(test_sync_markers_every_phase), IW_CASE(test_sync_without_crc),
-             IW_CASE(test_sync_random_octets), IW_CASE(test_sync_no_marker_verdict_from_one_segment),
+             IW_CASE(test_sync_random_octets),
+             IW_CASE(test_sync_no_marker_verdict_from_one_segment),
              IW_CASE(test_sync_boundary_walk), IW_CASE(test_sync_after_gap_known_grid))

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* MPA Request/Reply frames (RFC 5044 §7.1.1 Fig. 8, RFC 6581 §6 and §9)
  * and MULPDU (RFC 5044 §4.5).
  *
@@ -13,9 +14,7 @@
 #define KEY_REQ_HEX "4D 50 41 20 49 44 20 52 65 71 20 46 72 61 6D 65"
 #define KEY_REP_HEX "4D 50 41 20 49 44 20 52 65 70 20 46 72 61 6D 65"
 
-static size_t unhex(uint8_t *out, const char *hex) {
-    return iw_test_unhex(out, 600, hex);
-}
+static size_t unhex(uint8_t *out, const char *hex) { return iw_test_unhex(out, 600, hex); }
 
 /* Decode with the input ending at a guard page: any over-read faults. */
 static iw_ssize decode_guarded(iw_mpa_rr *rr, const uint8_t *buf, size_t len, iw_verdict *v) {
@@ -212,7 +211,8 @@ IW_TEST(round_trip_matrix) {
                     for (size_t ii = 0; ii < sizeof irds / sizeof irds[0]; ii++) {
                         bool m = bits & 1, c = bits & 2, r = bits & 4, s = bits & 8;
                         size_t total_pd = pd_sizes[pi];
-                        if (s && total_pd < 4) continue; /* S=1 needs the 4 enhanced octets */
+                        if (s && total_pd < 4)
+                            continue; /* S=1 needs the 4 enhanced octets */
                         iw_mpa_rr e = {0};
                         e.type = (iw_mpa_rr_type)type;
                         e.m = m, e.c = c, e.r = r, e.s = s;
@@ -244,7 +244,8 @@ IW_TEST(round_trip_matrix) {
                             CHECK_EQ(out[20] << 8 | out[21], w1);
                             CHECK_EQ(out[22] << 8 | out[23], w2);
                         }
-                        if (e.ulp_pd_len) CHECK_MEM(out + 20 + (s ? 4 : 0), pd, e.ulp_pd_len);
+                        if (e.ulp_pd_len)
+                            CHECK_MEM(out + 20 + (s ? 4 : 0), pd, e.ulp_pd_len);
 
                         iw_mpa_rr d;
                         iw_verdict v;
@@ -272,10 +273,12 @@ IW_TEST(round_trip_matrix) {
                         } else {
                             CHECK(!d.enhanced);
                             CHECK_EQ(d.ulp_pd_len, total_pd); /* all PD goes to the ULP */
-                            if (s) want_notes |= IW_NOTE(MPA_S_WITH_REV1) | IW_NOTE(MPA_RES_BITS);
+                            if (s)
+                                want_notes |= IW_NOTE(MPA_S_WITH_REV1) | IW_NOTE(MPA_RES_BITS);
                         }
                         CHECK_EQ(d.notes, want_notes);
-                        if (d.ulp_pd_len) CHECK(d.ulp_pd == out + 20 + (d.enhanced ? 4 : 0));
+                        if (d.ulp_pd_len)
+                            CHECK(d.ulp_pd == out + 20 + (d.enhanced ? 4 : 0));
                         /* Re-encoding what was decoded gives the same octets. */
                         iw_mpa_rr e2 = d;
                         if (!d.enhanced && s) {
@@ -517,7 +520,8 @@ IW_TEST(truncation_loop) {
     static const uint16_t sizes[] = {0, 1, 4, 5, 508, 512};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         for (int s = 0; s <= 1; s++) {
-            if (s && sizes[i] < 4) continue;
+            if (s && sizes[i] < 4)
+                continue;
             iw_mpa_rr e = {0};
             e.type = s ? IW_MPA_REPLY : IW_MPA_REQUEST;
             e.rev = (uint8_t)(s ? 2 : 1);
@@ -585,10 +589,13 @@ IW_TEST(encode_invalid_arg) {
  * without: EMSS - (6 + EMSS mod 4); never below 128 nor above 64768 (§3). */
 static uint32_t model_mulpdu(uint32_t emss, bool markers) {
     int64_t over = 6 + emss % 4;
-    if (markers) over += 4 * (((int64_t)emss + 511) / 512);
+    if (markers)
+        over += 4 * (((int64_t)emss + 511) / 512);
     int64_t m = (int64_t)emss - over;
-    if (m < 128) m = 128;
-    if (m > 64768) m = 64768;
+    if (m < 128)
+        m = 128;
+    if (m > 64768)
+        m = 64768;
     return (uint32_t)m;
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* RDMAP over one DDP segment: RFC 5040 §4 (control field, opcodes Fig. 4,
  * Read Request §4.4, Terminate §4.8, validation §7.2), RFC 7306 §4-6
  * (Immediate Data, Atomic Request/Response), RFC 5041 §4, §7.
@@ -11,16 +12,15 @@
 #include "iw_test.h"
 #include "iw_test_guard.h"
 
-static size_t unhex(uint8_t *out, const char *hex) {
-    return iw_test_unhex(out, 256, hex);
-}
+static size_t unhex(uint8_t *out, const char *hex) { return iw_test_unhex(out, 256, hex); }
 
 /* Decode with the segment ending at a guard page. m's pointers are
  * rebased onto `seg` so callers can compare them after the guard is gone. */
 static iw_ssize dec(iw_rdmap_msg *m, const uint8_t *seg, size_t len, iw_verdict *v) {
     uint8_t *p = iw_test_guard(seg, len);
     iw_ssize r = iw_rdmap_decode(m, p, len, v);
-    if (m->payload) m->payload = seg + (m->payload - p);
+    if (m->payload)
+        m->payload = seg + (m->payload - p);
     if (m->opcode == IW_OP_TERMINATE && m->u.term.ddp_raw)
         m->u.term.ddp_raw = seg + (m->u.term.ddp_raw - p);
     if (m->opcode == IW_OP_TERMINATE && m->u.term.raw)
@@ -359,18 +359,21 @@ IW_TEST(round_trip_random_fields) {
         iw_rdmap_msg m;
         golden_msg(op, &m, raw);
         uint64_t r1 = iw_test_rand(&s), r2 = iw_test_rand(&s);
-        if (!m.ddp.tagged) m.ddp.msn = (uint32_t)r1; /* §4.3: untagged only */
+        if (!m.ddp.tagged)
+            m.ddp.msn = (uint32_t)r1; /* §4.3: untagged only */
         if (m.ddp.tagged) {
             m.ddp.stag = (uint32_t)(r1 >> 32);
             m.ddp.to = r2;
         }
-        if (op == IW_OP_SEND_INV || op == IW_OP_SEND_SE_INV) m.ddp.rsvd_ulp2 = (uint32_t)r2;
+        if (op == IW_OP_SEND_INV || op == IW_OP_SEND_SE_INV)
+            m.ddp.rsvd_ulp2 = (uint32_t)r2;
         if (op != IW_OP_TERMINATE && op != IW_OP_IMM && op != IW_OP_IMM_SE &&
             op != IW_OP_READ_REQ && op != IW_OP_ATOMIC_REQ && op != IW_OP_ATOMIC_RESP) {
             m.payload_len = (size_t)(r2 % sizeof payload);
             m.payload = payload;
             m.ddp.last = r2 & 1;
-            if (!m.ddp.tagged) m.ddp.mo = (uint32_t)(r2 >> 40);
+            if (!m.ddp.tagged)
+                m.ddp.mo = (uint32_t)(r2 >> 40);
         }
         if (op == IW_OP_READ_REQ) {
             m.u.read_req.sink_to = r2;
@@ -380,7 +383,8 @@ IW_TEST(round_trip_random_fields) {
             m.u.atomic_req.aopcode = (r2 & 1) ? IW_ATOMIC_CMP_SWAP : IW_ATOMIC_FETCH_ADD;
             m.u.atomic_req.compare = r1;
         }
-        if (op == IW_OP_ATOMIC_RESP) m.u.atomic_resp.orig = r2;
+        if (op == IW_OP_ATOMIC_RESP)
+            m.u.atomic_resp.orig = r2;
         if (op == IW_OP_TERMINATE) {
             /* random M/D/R, tagged or untagged copied header */
             for (int i = 0; i < 18; i++)
@@ -399,12 +403,14 @@ IW_TEST(round_trip_random_fields) {
         iw_rdmap_msg d;
         iw_verdict v;
         iw_ssize r = dec(&d, out, (size_t)w, &v);
-        if (r != w) fprintf(stderr, "  opcode 0x%x: %td verdict 0x%04x\n", op, r, v.term);
+        if (r != w)
+            fprintf(stderr, "  opcode 0x%x: %td verdict 0x%04x\n", op, r, v.term);
         CHECK_EQ(r, w);
         CHECK_EQ(d.opcode, op);
         CHECK_EQ(d.ddp.msn, m.ddp.msn);
         CHECK_EQ(d.payload_len, m.payload_len);
-        if (m.payload_len) CHECK_MEM(d.payload, m.payload, m.payload_len);
+        if (m.payload_len)
+            CHECK_MEM(d.payload, m.payload, m.payload_len);
         if (op == IW_OP_TERMINATE) {
             const iw_rdmap_term *t = &d.u.term;
             CHECK_EQ(t->m, m.u.term.m);
@@ -414,12 +420,14 @@ IW_TEST(round_trip_random_fields) {
             size_t want = 18 + 4 + ((t->m || t->d) ? 2 : 0) + (t->d ? m.u.term.ddp_raw_len : 0) +
                           (t->r ? 28 : 0);
             CHECK_EQ((size_t)w, want);
-            if (t->m || t->d) CHECK_EQ(t->ddp_seg_len, m.u.term.ddp_seg_len);
+            if (t->m || t->d)
+                CHECK_EQ(t->ddp_seg_len, m.u.term.ddp_seg_len);
             if (t->d) {
                 CHECK_EQ(t->ddp_raw_len, m.u.term.ddp_raw_len);
                 CHECK_MEM(t->ddp_raw, raw, t->ddp_raw_len);
             }
-            if (t->r) CHECK(t->rreq.src_to == m.u.term.rreq.src_to);
+            if (t->r)
+                CHECK(t->rreq.src_to == m.u.term.rreq.src_to);
         }
         memset(again, 0, sizeof again);
         CHECK_EQ(iw_rdmap_encode(again, sizeof again, &d), w);
@@ -543,7 +551,8 @@ IW_TEST(terminate_mdr_combinations) {
                 CHECK_EQ(d.u.term.rreq.read_size, 0x33);
                 CHECK_EQ(d.u.term.rreq.src_to, 0x55);
             }
-            if (t->d) CHECK_EQ(d.u.term.ddp.tagged, tg);
+            if (t->d)
+                CHECK_EQ(d.u.term.ddp.tagged, tg);
             /* every truncation of the announced fields: Remote Operation /
              * Unspecified (no registered code for a short header) */
             for (size_t k = 18; k < (size_t)w; k++)
@@ -691,7 +700,8 @@ IW_TEST(opcode_model_and_queue_mismatch) {
     static const unsigned want_qn[12] = {0, 1, 0, 0, 0, 0, 0, 2, 0, 0, 1, 3};
     for (size_t i = 0; i < sizeof ut_ops / sizeof ut_ops[0]; i++)
         for (unsigned qn = 0; qn < 4; qn++) {
-            if (qn == want_qn[ut_ops[i]]) continue;
+            if (qn == want_qn[ut_ops[i]])
+                continue;
             char hex[300];
             snprintf(hex, sizeof hex,
                      "41 %02X 00000000 0000000%u 00000001 00000000 "
@@ -982,7 +992,8 @@ IW_TEST(notes_reserved_fields) {
      * 7306 §4.1 for its opcodes); fine on the two Invalidate opcodes. */
     for (unsigned op = 0; op < 12; op++) {
         n = unhex(b, golden[op]);
-        if (b[0] & 0x80) continue; /* tagged: no such field */
+        if (b[0] & 0x80)
+            continue; /* tagged: no such field */
         b[5] = 0x5A;
         REQUIRE(dec(&m, b, n, &v) == (iw_ssize)n);
         bool carries = op == IW_OP_SEND_INV || op == IW_OP_SEND_SE_INV;
@@ -1202,13 +1213,20 @@ IW_TEST(refusal_leaves_buffer_untouched) {
     for (int c = 0; c < 7; c++) {
         unsigned op = c < 3 ? IW_OP_TERMINATE : c < 5 ? IW_OP_ATOMIC_REQ : IW_OP_SEND;
         golden_msg(op, &m, raw);
-        if (c == 0) m.u.term.layer = 16;
-        if (c == 1) m.u.term.ddp_raw_len = 14; /* the copied header says untagged: 18 */
-        if (c == 2) m.u.term.rsvd = 0x2000;
-        if (c == 3) m.u.atomic_req.aopcode = 16;
-        if (c == 4) m.u.atomic_req.rsvd = 0x10000000;
-        if (c == 5) m.payload = NULL, m.payload_len = 1;
-        if (c == 6) m.ddp.rsvd = 0x10;
+        if (c == 0)
+            m.u.term.layer = 16;
+        if (c == 1)
+            m.u.term.ddp_raw_len = 14; /* the copied header says untagged: 18 */
+        if (c == 2)
+            m.u.term.rsvd = 0x2000;
+        if (c == 3)
+            m.u.atomic_req.aopcode = 16;
+        if (c == 4)
+            m.u.atomic_req.rsvd = 0x10000000;
+        if (c == 5)
+            m.payload = NULL, m.payload_len = 1;
+        if (c == 6)
+            m.ddp.rsvd = 0x10;
         uint8_t out[256];
         memset(out, IW_TEST_CANARY, sizeof out);
         CHECK_EQ(iw_rdmap_encode(out, sizeof out, &m), IW_ERR_INVALID_ARG);
@@ -1265,12 +1283,13 @@ IW_TEST(msg_init_every_opcode) {
     }
 }
 
-IW_TEST_MAIN("rdmap", IW_CASE(msg_init_every_opcode), IW_CASE(golden_decode_every_opcode), IW_CASE(golden_encode_every_opcode),
-             IW_CASE(round_trip_random_fields), IW_CASE(terminate_copied_header_size),
-             IW_CASE(terminate_mdr_combinations), IW_CASE(terminate_notes),
-             IW_CASE(bad_ddp_version), IW_CASE(bad_qn), IW_CASE(bad_rdmap_version),
-             IW_CASE(bad_opcode), IW_CASE(opcode_model_and_queue_mismatch),
-             IW_CASE(truncated_headers), IW_CASE(fixed_size_messages), IW_CASE(atomic_aopcodes), IW_CASE(atomic_misaligned_to), IW_CASE(term_siw_layout),
-             IW_CASE(check_order), IW_CASE(notes_reserved_fields),
+IW_TEST_MAIN("rdmap", IW_CASE(msg_init_every_opcode), IW_CASE(golden_decode_every_opcode),
+             IW_CASE(golden_encode_every_opcode), IW_CASE(round_trip_random_fields),
+             IW_CASE(terminate_copied_header_size), IW_CASE(terminate_mdr_combinations),
+             IW_CASE(terminate_notes), IW_CASE(bad_ddp_version), IW_CASE(bad_qn),
+             IW_CASE(bad_rdmap_version), IW_CASE(bad_opcode),
+             IW_CASE(opcode_model_and_queue_mismatch), IW_CASE(truncated_headers),
+             IW_CASE(fixed_size_messages), IW_CASE(atomic_aopcodes), IW_CASE(atomic_misaligned_to),
+             IW_CASE(term_siw_layout), IW_CASE(check_order), IW_CASE(notes_reserved_fields),
              IW_CASE(segmented_control_messages), IW_CASE(opcode_names),
              IW_CASE(encode_invalid_arg), IW_CASE(refusal_leaves_buffer_untouched))

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What a callback may do (engine.h, iw_callbacks): post sends and receive
  * buffers, register and deregister memory, close; and what it may not:
  * move bytes or time, which the engine refuses with IW_ERR_INVALID_ARG
@@ -86,8 +87,11 @@ static int on_event(iw_conn *c, const iw_event *ev, void *user) {
         if (seq < ROUNDS)
             CHECK_EQ(posted_ping(s, seq + 1), 0);
         if (seq % 50 == 0 && seq < ROUNDS) { /* a Read of the peer's region, from here too */
-            iw_send_wr r = {.op = IW_WR_READ, .wr_id = ++s->next_wr, .len = 16,
-                            .local_stag = s->sink_stag, .remote_stag = s->peer_src_stag};
+            iw_send_wr r = {.op = IW_WR_READ,
+                            .wr_id = ++s->next_wr,
+                            .len = 16,
+                            .local_stag = s->sink_stag,
+                            .remote_stag = s->peer_src_stag};
             CHECK_EQ(iw_conn_post_send(c, &r), 0);
         }
         if (seq == ROUNDS) /* the last one: close from inside the callback */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Memory protection outlives nothing: deregistration and invalidation
  * against work that still names the region (engine.h, iw_mr_dereg).
  *
@@ -161,8 +162,8 @@ static const iw_event *find_ev(const rv *r, iw_event_type type, uint64_t wr_id) 
 }
 
 /* The Terminate the peer must see: triple, and which headers it copies. */
-static void check_term(const iw_peer_frame *f, uint16_t triple, const uint8_t *hdr,
-                       size_t hdr_len, bool rreq) {
+static void check_term(const iw_peer_frame *f, uint16_t triple, const uint8_t *hdr, size_t hdr_len,
+                       bool rreq) {
     REQUIRE(f && f->rdmap_verdict.kind == IW_VERDICT_OK);
     REQUIRE(f->msg.opcode == IW_OP_TERMINATE);
     const iw_rdmap_term *t = &f->msg.u.term;
@@ -393,8 +394,12 @@ IW_TEST(write_source_by_stag) {
     uint8_t *o = rv_region(&r, r.pd2, 64, 0, 0x43, &st_other);
     REQUIRE(m && o);
     m[100] = 0x17;
-    iw_send_wr w = {.op = IW_WR_WRITE, .wr_id = 9, .len = 1000, .local_stag = st,
-                    .local_to = 100, .remote_stag = 0x1200};
+    iw_send_wr w = {.op = IW_WR_WRITE,
+                    .wr_id = 9,
+                    .len = 1000,
+                    .local_stag = st,
+                    .local_to = 100,
+                    .remote_stag = 0x1200};
     CHECK_EQ(iw_conn_post_send(r.c, &w), 0);
     iw_send_wr bad = w;
     bad.local_to = 1001; /* 1000 octets from 1001 end past 2000 */
@@ -458,12 +463,8 @@ static void write_split_dereg(bool cut_through) {
     iw_peer_trace_free(&t);
     rv_free(&r);
 }
-IW_TEST(write_split_dereg_cut_through) {
-    write_split_dereg(true);
-}
-IW_TEST(write_split_dereg_staged) {
-    write_split_dereg(false);
-}
+IW_TEST(write_split_dereg_cut_through) { write_split_dereg(true); }
+IW_TEST(write_split_dereg_staged) { write_split_dereg(false); }
 
 /* The same Write whole, after the region went: the ordinary 1/1/0. The
  * mid-segment case must give the peer the same answer. */
@@ -497,8 +498,8 @@ IW_TEST(source_changed_mid_fpdu) {
     REQUIRE(rv_init(&r, false) == 0);
     static uint8_t buf[1000];
     memset(buf, 0x11, sizeof buf);
-    iw_send_wr w = {.op = IW_WR_WRITE, .wr_id = 5, .data = buf, .len = sizeof buf,
-                    .remote_stag = 0x1200};
+    iw_send_wr w = {
+        .op = IW_WR_WRITE, .wr_id = 5, .data = buf, .len = sizeof buf, .remote_stag = 0x1200};
     CHECK_EQ(iw_conn_post_send(r.c, &w), 0);
     CHECK_EQ(rv_send_part(&r, 300), 300);
     memset(buf, 0x22, sizeof buf);

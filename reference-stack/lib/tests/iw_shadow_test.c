@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iw_shadow against the RFCs, and against the engine as ground truth.
  *
  *   A. rules: conversations built with the raw peer's encoders, one rule at
@@ -228,7 +229,8 @@ static void expect_clean(const replay *r, uint32_t allowed) {
     for (size_t i = 0; i < r->n; i++) {
         const srec *s = &r->v[i];
         if (s->res.verdict.kind != IW_VERDICT_OK || (s->res.notes & ~allowed)) {
-            fprintf(stderr, "    frame %llu dir %u op %u: verdict %u triple 0x%04x (%s) notes 0x%x\n",
+            fprintf(stderr,
+                    "    frame %llu dir %u op %u: verdict %u triple 0x%04x (%s) notes 0x%x\n",
                     (unsigned long long)s->id, s->dir, s->opcode, s->res.verdict.kind,
                     s->res.verdict.term, iw_shadow_rule_id(s->res.rule), s->res.notes);
             CHECK(!"unexpected verdict or note");
@@ -788,8 +790,7 @@ IW_TEST(a_terminate) {
     CHECK_EQ(n_verdicts(&r), 0);
     CHECK_EQ(rec_by_id(&r, t)->res.notes, 0);
     const srec *l = rec_by_id(&r, late);
-    CHECK_EQ(l->res.notes,
-             IW_SHADOW_NOTE(SENT_AFTER_TERMINATE) | IW_SHADOW_NOTE(AFTER_TERMINATE));
+    CHECK_EQ(l->res.notes, IW_SHADOW_NOTE(SENT_AFTER_TERMINATE) | IW_SHADOW_NOTE(AFTER_TERMINATE));
     CHECK(l->res.has_ref && l->res.ref == t);
     CHECK_EQ(l->res.ended_in, t);
     CHECK(!l->res.judged);
@@ -1075,7 +1076,7 @@ typedef struct enode {
     iw_rnic *rnic;
     uint32_t pd;
     iw_conn *conn;
-    uint8_t *mem;         /* regions and receive buffers */
+    uint8_t *mem; /* regions and receive buffers */
     uint32_t st_rw, st_sink, st_atomic, st_inv[8];
     uint64_t to_rw, to_sink, to_atomic, to_inv[8];
     unsigned n_term_sent;
@@ -1137,8 +1138,7 @@ static int enode_init(enode *n, const iw_conn_settings *s) {
         return -1;
     uint8_t *bufs = n->mem + 16 * REG_LEN;
     for (int i = 0; i < NBUF; i++)
-        if (iw_conn_post_recv(n->conn, 0x9000 + (uint64_t)i, bufs + (size_t)i * BUF_LEN,
-                              BUF_LEN))
+        if (iw_conn_post_recv(n->conn, 0x9000 + (uint64_t)i, bufs + (size_t)i * BUF_LEN, BUF_LEN))
             return -1;
     return 0;
 }
@@ -1183,31 +1183,50 @@ static void workload(enode *a, enode *b, unsigned salt, int inv_slot) {
     post(a, (iw_send_wr){.op = IW_WR_SEND, .data = src, .len = 300 + salt});
     post(a, (iw_send_wr){.op = IW_WR_SEND_SE, .data = src, .len = 0});
     post(a, (iw_send_wr){.op = IW_WR_SEND, .data = src, .len = BUF_LEN});
-    post(a, (iw_send_wr){.op = IW_WR_WRITE, .data = src, .len = 3000, .remote_stag = b->st_rw,
+    post(a, (iw_send_wr){.op = IW_WR_WRITE,
+                         .data = src,
+                         .len = 3000,
+                         .remote_stag = b->st_rw,
                          .remote_to = b->to_rw + 17});
     post(a, (iw_send_wr){.op = IW_WR_WRITE, .data = src, .len = 0, .remote_stag = 0xDEAD});
     for (int k = 0; k < 6; k++)
-        post(a, (iw_send_wr){.op = IW_WR_READ, .len = 700 + (uint32_t)k, .local_stag = a->st_sink,
+        post(a, (iw_send_wr){.op = IW_WR_READ,
+                             .len = 700 + (uint32_t)k,
+                             .local_stag = a->st_sink,
                              .local_to = a->to_sink + 600ull * (uint64_t)k,
-                             .remote_stag = b->st_rw, .remote_to = b->to_rw});
+                             .remote_stag = b->st_rw,
+                             .remote_to = b->to_rw});
     post(a, (iw_send_wr){.op = IW_WR_READ, .len = 0, .local_stag = 0x1, .remote_stag = 0x2});
-    post(a, (iw_send_wr){.op = IW_WR_FETCH_ADD, .remote_stag = b->st_atomic,
-                         .remote_to = b->to_atomic, .add_swap = 3});
-    post(a, (iw_send_wr){.op = IW_WR_CMP_SWAP, .remote_stag = b->st_atomic,
-                         .remote_to = b->to_atomic + 8, .compare = 0, .compare_mask = ~0ull,
-                         .add_swap = 5, .add_swap_mask = ~0ull});
+    post(a, (iw_send_wr){.op = IW_WR_FETCH_ADD,
+                         .remote_stag = b->st_atomic,
+                         .remote_to = b->to_atomic,
+                         .add_swap = 3});
+    post(a, (iw_send_wr){.op = IW_WR_CMP_SWAP,
+                         .remote_stag = b->st_atomic,
+                         .remote_to = b->to_atomic + 8,
+                         .compare = 0,
+                         .compare_mask = ~0ull,
+                         .add_swap = 5,
+                         .add_swap_mask = ~0ull});
     iw_send_wr imm = {.op = IW_WR_IMM_SE};
     imm.imm[0] = (uint8_t)salt;
     post(a, imm);
     /* Invalidate one of b's STags, then use a different one. */
-    post(a, (iw_send_wr){.op = IW_WR_SEND_INV, .data = src, .len = 5,
-                         .inv_stag = b->st_inv[inv_slot]});
-    post(a, (iw_send_wr){.op = IW_WR_SEND_SE_INV, .data = src, .len = 0,
-                         .inv_stag = b->st_inv[inv_slot + 1]});
-    post(a, (iw_send_wr){.op = IW_WR_WRITE, .data = src, .len = 100,
-                         .remote_stag = b->st_inv[inv_slot + 2], .remote_to = b->to_inv[inv_slot + 2]});
-    post(a, (iw_send_wr){.op = IW_WR_READ, .len = 64, .local_stag = a->st_inv[inv_slot + 3],
-                         .local_to = a->to_inv[inv_slot + 3], .remote_stag = b->st_inv[inv_slot + 3],
+    post(a, (iw_send_wr){
+                .op = IW_WR_SEND_INV, .data = src, .len = 5, .inv_stag = b->st_inv[inv_slot]});
+    post(a,
+         (iw_send_wr){
+             .op = IW_WR_SEND_SE_INV, .data = src, .len = 0, .inv_stag = b->st_inv[inv_slot + 1]});
+    post(a, (iw_send_wr){.op = IW_WR_WRITE,
+                         .data = src,
+                         .len = 100,
+                         .remote_stag = b->st_inv[inv_slot + 2],
+                         .remote_to = b->to_inv[inv_slot + 2]});
+    post(a, (iw_send_wr){.op = IW_WR_READ,
+                         .len = 64,
+                         .local_stag = a->st_inv[inv_slot + 3],
+                         .local_to = a->to_inv[inv_slot + 3],
+                         .remote_stag = b->st_inv[inv_slot + 3],
                          .remote_to = b->to_inv[inv_slot + 3]});
     post(a, (iw_send_wr){.op = IW_WR_SEND, .data = src, .len = 1});
 }
@@ -1225,14 +1244,13 @@ typedef struct bcfg {
 
 static const bcfg g_bcfgs[] = {
     {"rev1 crc", IW_MPA_REV1, false, 0, false, false, true, 0, 16, 16, 1 << 16},
-    {"rev2 client-server, markers, no crc, small MULPDU", IW_MPA_REV2, false, 0, true, true,
-     false, 300, 16, 16, 333},
+    {"rev2 client-server, markers, no crc, small MULPDU", IW_MPA_REV2, false, 0, true, true, false,
+     300, 16, 16, 333},
     {"p2p Send RTR, crc", IW_MPA_REV2, true, IW_RTR_SEND, false, true, true, 0, 4, 4, 1000},
-    {"p2p Write RTR, markers one way", IW_MPA_REV2, true, IW_RTR_WRITE, true, false, true, 600,
-     2, 3, 97},
+    {"p2p Write RTR, markers one way", IW_MPA_REV2, true, IW_RTR_WRITE, true, false, true, 600, 2,
+     3, 97},
     {"p2p Read RTR, IRD 1", IW_MPA_REV2, true, IW_RTR_READ, false, false, true, 0, 1, 1, 4096},
-    {"rev2 IRD/ORD 2 vs 5, tiny transfers", IW_MPA_REV2, false, 0, true, true, true, 536, 2, 5,
-     7},
+    {"rev2 IRD/ORD 2 vs 5, tiny transfers", IW_MPA_REV2, false, 0, true, true, true, 536, 2, 5, 7},
 };
 
 static void settings(const bcfg *b, iw_conn_settings *si, iw_conn_settings *sr) {
@@ -1309,8 +1327,8 @@ IW_TEST(b_engines_back_to_back) {
  * ====================================================================== */
 
 typedef struct vctx {
-    enode e;        /* the engine */
-    iw_peer pe;     /* the raw peer */
+    enode e;    /* the engine */
+    iw_peer pe; /* the raw peer */
     caplog log;
     bool engine_initiator;
     unsigned e_dir; /* direction the engine sends */
@@ -1321,8 +1339,7 @@ static void v_flush(vctx *v) {
     unsigned pd = !v->e_dir;
     if (v->pe.out.len) {
         log_add(&v->log, pd, v->pe.out.p, v->pe.out.len);
-        CHECK_EQ(iw_conn_recv(v->e.conn, v->pe.out.p, v->pe.out.len, T0),
-                 (iw_ssize)v->pe.out.len);
+        CHECK_EQ(iw_conn_recv(v->e.conn, v->pe.out.p, v->pe.out.len, T0), (iw_ssize)v->pe.out.len);
         iw_peer_take(&v->pe);
     }
     for (;;) {
@@ -1505,13 +1522,20 @@ IW_TEST(c_engine_initiator) {
         /* The engine sends first; then what the case needs outstanding. */
         post(e, (iw_send_wr){.op = IW_WR_SEND, .data = g_pay, .len = 4});
         if (k == 1 || k == 2 || k == 3 || k == 6)
-            post(e, (iw_send_wr){.op = IW_WR_READ, .len = 64, .local_stag = e->st_sink,
-                                 .local_to = e->to_sink, .remote_stag = 0x77, .remote_to = 0});
+            post(e, (iw_send_wr){.op = IW_WR_READ,
+                                 .len = 64,
+                                 .local_stag = e->st_sink,
+                                 .local_to = e->to_sink,
+                                 .remote_stag = 0x77,
+                                 .remote_to = 0});
         if (k == 5 || k == 7 || k == 8)
             post(e, (iw_send_wr){.op = IW_WR_FETCH_ADD, .remote_stag = 0x66, .add_swap = 1});
         if (k == 7)
-            post(e, (iw_send_wr){.op = IW_WR_READ, .len = 64, .local_stag = e->st_sink,
-                                 .local_to = e->to_sink, .remote_stag = 0x77});
+            post(e, (iw_send_wr){.op = IW_WR_READ,
+                                 .len = 64,
+                                 .local_stag = e->st_sink,
+                                 .local_to = e->to_sink,
+                                 .remote_stag = 0x77});
         v_flush(&v);
         switch (k) {
         case 0: /* a Read Response with no Read */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "iw_test.h"
 
 #include <ctype.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Minimal test harness for libiwarp's unit tests.
  *
  * Each tests/iw_<module>_test.c defines its cases with IW_TEST() and lists them
@@ -22,7 +23,8 @@ typedef struct {
 extern int iw_test_failed_checks;
 
 #define IW_TEST(name) static void name(void)
-#define IW_CASE(name) {#name, name}
+#define IW_CASE(name)                                                                              \
+    { #name, name }
 
 #define CHECK(cond)                                                                                \
     do {                                                                                           \

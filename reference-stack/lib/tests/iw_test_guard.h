@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Guard-page inputs for decoder tests.
  *
  * A decoder handed (buf, len) must never read buf[len]. To make any
@@ -41,7 +42,8 @@ static inline size_t iw_test_guard_page_(void) {
 static inline void iw_test_guard_init(iw_test_guard_buf *g, size_t cap) {
     size_t pg = iw_test_guard_page_();
     g->data = (cap + pg - 1) / pg * pg;
-    if (g->data == 0) g->data = pg;
+    if (g->data == 0)
+        g->data = pg;
     g->maplen = g->data + pg;
     void *m = mmap(NULL, g->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) {
@@ -58,14 +60,17 @@ static inline void iw_test_guard_init(iw_test_guard_buf *g, size_t cap) {
 /* Copy len octets of src so they end at the guard page; returns their start.
  * len must not exceed the cap given to iw_test_guard_init. */
 static inline uint8_t *iw_test_guard_place(iw_test_guard_buf *g, const void *src, size_t len) {
-    if (len > g->data) abort(); /* test bug: buffer too small */
+    if (len > g->data)
+        abort(); /* test bug: buffer too small */
     uint8_t *p = g->base + g->data - len;
-    if (len) memcpy(p, src, len);
+    if (len)
+        memcpy(p, src, len);
     return p;
 }
 
 static inline void iw_test_guard_fini(iw_test_guard_buf *g) {
-    if (g->base) munmap(g->base, g->maplen);
+    if (g->base)
+        munmap(g->base, g->maplen);
     g->base = NULL;
 }
 
@@ -78,10 +83,12 @@ static inline uint8_t *iw_test_guard(const void *src, size_t len) {
 
 /* Release a pointer returned by iw_test_guard(src, len). */
 static inline void iw_test_guard_free(uint8_t *p, size_t len) {
-    if (!p) return;
+    if (!p)
+        return;
     size_t pg = iw_test_guard_page_();
     size_t data = (len + pg - 1) / pg * pg;
-    if (data == 0) data = pg;
+    if (data == 0)
+        data = pg;
     munmap(p + len - data, data + pg);
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarp-decode: decode one direction of an iWARP TCP byte stream (MPA
  * Request/Reply, FPDUs with or without markers and CRC, DDP and RDMAP), or
  * every TCP stream of a pcap/pcapng capture, and give every frame the

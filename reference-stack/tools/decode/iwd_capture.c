@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarp-decode's capture mode: see iwd_capture.h.
  *
  * Each TCP connection ("stream") has two directions. A direction moves
@@ -512,7 +513,7 @@ static bool dir_advance(cdir *d) {
         cfg.pos0 = o->stream_off;
         iw_mpa_sync_res res;
         iw_mpa_sync_status st = iw_mpa_sync_probe(d->pend, d->pend_len, final, d->cands, d->ncands,
-                                            &d->cand_first, &cfg, k->scratch, &res);
+                                                  &d->cand_first, &cfg, k->scratch, &res);
         if (st == IW_MPA_SYNC_MORE && !final)
             return false;
         if (st == IW_MPA_SYNC_FOUND) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwd_capture: iwarp-decode's capture mode. Reads a pcap or pcapng file with
  * libpcap, follows every TCP connection in both directions (iwd_pcap parses
  * the packets, iwd_tcp reassembles each direction), decides which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* One direction through the deframer: see iwd_dec.h. */
 #include "iwd_dec.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwd_dec: one direction of an iWARP byte stream through libiwarp's
  * deframer and iw_rdmap_decode, into output records with verdicts. Shared by
  * iwarp-decode's one-stream mode (a file or stdin) and its capture mode (one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Hex dump reader for iwarp-decode --hex: see iwd_hex.h for the formats.
  *
  * Two paths share one grammar for a hex group ([0x]hex digits, optionally
@@ -332,7 +333,8 @@ static int offset_line_data(iwd_hex *h, const char *s, size_t from, size_t n, si
             size_t o = 0, bn;
             size_t i = 0;
             for (; i < end; i++) {
-                if (tok_decode(s + h->_toks[i].start, h->_toks[i].len, h->_bytes + o, &bn) != TOK_OK)
+                if (tok_decode(s + h->_toks[i].start, h->_toks[i].len, h->_bytes + o, &bn) !=
+                    TOK_OK)
                     break;
                 o += bn;
             }
@@ -462,7 +464,8 @@ static int process_line(iwd_hex *h, const char *s, size_t n) {
     } else if (h->mode == IWD_HEX_OFFSET) {
         if (!parse_off(s + i, e0 - i, &off, &digits, &prefix)) {
             int show = e0 - i > 20 ? 20 : (int)(e0 - i);
-            return hex_fail(h, "'%.*s' is not an offset, but the lines before have an offset column",
+            return hex_fail(h,
+                            "'%.*s' is not an offset, but the lines before have an offset column",
                             show, s + i);
         }
         is_off = true;

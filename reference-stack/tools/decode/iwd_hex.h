@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwd_hex: turns hex dumps as people paste them into bug reports back into
  * octets, for iwarp-decode --hex.
  *
@@ -44,8 +45,8 @@ typedef struct iwd_hex {
     void *ctx;
     unsigned long line; /* 1-based number of the line being read */
     iwd_hex_mode mode;
-    uint64_t total;     /* octets emitted so far */
-    char err[256];      /* message when a call returned -1 */
+    uint64_t total; /* octets emitted so far */
+    char err[256];  /* message when a call returned -1 */
 
     char _buf[IWD_HEX_LINE_CAP];
     size_t _len;
@@ -53,8 +54,8 @@ typedef struct iwd_hex {
     bool _failed;
     /* plain-hex scanner */
     int _st;
-    unsigned _ndig;   /* digits in the current ':'-separated group */
-    unsigned _tdig;   /* digits in the current token */
+    unsigned _ndig; /* digits in the current ':'-separated group */
+    unsigned _tdig; /* digits in the current token */
     uint8_t _hi;
     bool _comment, _line_start;
     char _tok[24];

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Packet parsing for iwarp-decode's capture mode: see iwd_pcap.h.
  *
  * Two lengths travel down the layers: `cap`, the octets present in the
@@ -33,7 +34,6 @@ enum {
 #define ETH_QINQ 0x88A8
 #define ETH_QINQ_OLD 0x9100
 #define IPPROTO_TCP_ 6
-
 
 bool iwd_pkt_dlt_supported(int dlt) {
     switch (dlt) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwd_pcap: iwarp-decode's packet parsing for capture files. Pure: it reads
  * one captured packet (link header, IPv4/IPv6, TCP) from a byte span and
  * says where the TCP payload is. Every length is checked against both the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarp-decode output: JSON lines (the documented schema, see
  * docs/iwarp-decode.md) and the one-line-per-frame text form. */
 #include "iwd_print.h"
@@ -354,8 +355,8 @@ static void text_verdict(FILE *f, const iw_verdict *v) {
 
 static void text_mpa(FILE *f, const iw_frame *fr) {
     const iw_mpa_rr *rr = &fr->rr;
-    fprintf(f, "MPA %s rev=%u M=%d C=%d", rr->type == IW_MPA_REQUEST ? "Request" : "Reply",
-            rr->rev, rr->m, rr->c);
+    fprintf(f, "MPA %s rev=%u M=%d C=%d", rr->type == IW_MPA_REQUEST ? "Request" : "Reply", rr->rev,
+            rr->m, rr->c);
     if (rr->type == IW_MPA_REPLY)
         fprintf(f, " R=%d%s", rr->r, rr->r ? " (rejected)" : "");
     if (rr->rev >= IW_MPA_REV2)
@@ -437,8 +438,8 @@ static void text_fpdu(FILE *f, const iwd_rec *r) {
             }
             case IW_OP_ATOMIC_REQ: {
                 const iw_rdmap_atomic_req *a = &m->u.atomic_req;
-                fprintf(f, "  %s id=%" PRIu32 " STag=0x%08" PRIx32 " TO=0x%" PRIx64, aop_name(a->aopcode),
-                        a->req_id, a->stag, a->to);
+                fprintf(f, "  %s id=%" PRIu32 " STag=0x%08" PRIx32 " TO=0x%" PRIx64,
+                        aop_name(a->aopcode), a->req_id, a->stag, a->to);
                 if (a->aopcode == IW_ATOMIC_FETCH_ADD)
                     fprintf(f, " add=0x%" PRIx64 " mask=0x%" PRIx64, a->add_swap, a->add_swap_mask);
                 else

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwd_print: iwarp-decode's output, one record per frame, as JSON lines or
  * aligned text. Formatting only: every field printed here was decoded and
  * judged by libiwarp (iw_deframer_*, iw_rdmap_decode). */
@@ -56,7 +57,7 @@ typedef struct iwd_event {
 } iwd_event;
 
 typedef struct iwd_counts {
-    uint64_t frames;     /* MPA frames and FPDUs */
+    uint64_t frames; /* MPA frames and FPDUs */
     uint64_t ok, term, close;
     uint64_t after_term; /* records after the first non-ok FPDU verdict */
     uint64_t lost, incomplete;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* TCP reassembly for one direction: see iwd_tcp.h.
  *
  * Octets are placed by offset. In-order octets are delivered straight from

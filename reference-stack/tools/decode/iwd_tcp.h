@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwd_tcp: reassembly of one direction of a TCP connection for
  * iwarp-decode's capture mode. Sans-I/O: the caller feeds segments (sequence
  * number, flags, captured payload, frame number and timestamp) and gets back,

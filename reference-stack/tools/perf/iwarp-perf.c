@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarp-perf: what perftest's ib_{write,read,send}_{bw,lat} are for RNICs,
  * for libiwarp's verbs API over TCP between two processes (docs/iwarp-perf.md).
  *
@@ -40,7 +41,8 @@ static const char usage_text[] =
     "      --crc, --no-crc          MPA CRC (default on; off only if both sides say so)\n"
     "      --markers, --no-markers  require markers in the peer's FPDUs (default off)\n"
     "      --cut-through            place payload before its CRC is verified: zero copy,\n"
-    "                               not RFC 5044 section 6 conformant (default: verify, then place)\n"
+    "                               not RFC 5044 section 6 conformant (default: verify, then "
+    "place)\n"
     "      --mpa-rev 1|2            MPA revision (default 2)\n"
     "      --emss N                 effective MSS for MULPDU, 128..65535 (default 1460;\n"
     "                               65483 on loopback, whose MTU is 65536)\n"
@@ -80,8 +82,10 @@ static bool parse_num(const char *s, uint64_t lo, uint64_t hi, bool suffix, uint
             return false;
     }
     if (suffix && *s && !s[1]) {
-        unsigned sh = *s == 'K' || *s == 'k' ? 10 : *s == 'M' || *s == 'm' ? 20
-                      : *s == 'G' || *s == 'g' ? 30 : 0;
+        unsigned sh = *s == 'K' || *s == 'k'   ? 10
+                      : *s == 'M' || *s == 'm' ? 20
+                      : *s == 'G' || *s == 'g' ? 30
+                                               : 0;
         if (!sh || v > hi >> sh)
             return false;
         v <<= sh;
@@ -104,14 +108,14 @@ typedef struct opt_def {
 } opt_def;
 
 static const opt_def opt_defs[] = {
-    {"-t", "--test", true},    {NULL, "--lat", false},       {"-s", "--size", true},
-    {"-a", "--all", false},    {"-n", "--iters", true},      {"-D", "--duration", true},
-    {"-q", "--tx-depth", true}, {NULL, "--verify", false},   {NULL, "--json", false},
-    {NULL, "--poll", false},   {NULL, "--crc", false},       {NULL, "--no-crc", false},
-    {NULL, "--markers", false}, {NULL, "--no-markers", false}, {NULL, "--mpa-rev", true},
-    {NULL, "--emss", true},    {NULL, "--cut-through", false},    {"-p", "--port", true},       {"-b", "--bind", true},
-    {"-h", "--help", false},   {"-V", "--version", false},    {NULL, "--perftest", false},
-    {NULL, "--connect-delay", true}, {NULL, "--rx-depth", true},
+    {"-t", "--test", true},      {NULL, "--lat", false},          {"-s", "--size", true},
+    {"-a", "--all", false},      {"-n", "--iters", true},         {"-D", "--duration", true},
+    {"-q", "--tx-depth", true},  {NULL, "--verify", false},       {NULL, "--json", false},
+    {NULL, "--poll", false},     {NULL, "--crc", false},          {NULL, "--no-crc", false},
+    {NULL, "--markers", false},  {NULL, "--no-markers", false},   {NULL, "--mpa-rev", true},
+    {NULL, "--emss", true},      {NULL, "--cut-through", false},  {"-p", "--port", true},
+    {"-b", "--bind", true},      {"-h", "--help", false},         {"-V", "--version", false},
+    {NULL, "--perftest", false}, {NULL, "--connect-delay", true}, {NULL, "--rx-depth", true},
 };
 
 static const perf_proto *proto_of(const perf_opts *o) {
@@ -132,8 +136,8 @@ static int parse_opts(int argc, char **argv, perf_opts *o) {
         const char *a = argv[i];
         if (only_args || a[0] != '-' || !a[1]) {
             if (server)
-                return usage_error("only one server address may be given ('%s' and '%s')",
-                                   server, a);
+                return usage_error("only one server address may be given ('%s' and '%s')", server,
+                                   a);
             server = a;
             continue;
         }
@@ -171,8 +175,10 @@ static int parse_opts(int argc, char **argv, perf_opts *o) {
         const char *l = d->l;
         uint64_t v;
         if (!strcmp(l, "--test")) {
-            o->test = !strcmp(val, "write") ? PERF_WRITE : !strcmp(val, "read") ? PERF_READ
-                      : !strcmp(val, "send") ? PERF_SEND : 0;
+            o->test = !strcmp(val, "write")  ? PERF_WRITE
+                      : !strcmp(val, "read") ? PERF_READ
+                      : !strcmp(val, "send") ? PERF_SEND
+                                             : 0;
             if (!o->test)
                 return usage_error("--test takes write, read or send, not '%s'", val);
         } else if (!strcmp(l, "--lat")) {
@@ -194,7 +200,8 @@ static int parse_opts(int argc, char **argv, perf_opts *o) {
             double dv = strtod(val, &end);
             if (end == val || *end || !(dv > 0) || dv > 86400)
                 return usage_error("--duration takes seconds, more than 0 and at most 86400, "
-                                   "not '%s'", val);
+                                   "not '%s'",
+                                   val);
             o->duration = dv;
         } else if (!strcmp(l, "--tx-depth")) {
             if (!parse_num(val, 1, PERF_MAX_DEPTH, false, &v))
@@ -299,4 +306,3 @@ int main(int argc, char **argv) {
     p->cleanup(&x);
     return rc < 0 ? 1 : 0;
 }
-

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarp-perf's shared layer (perf_common.h): the event loop, the set-up,
  * the timed loops and the reports, for whichever protocol installed the
  * hooks. Nothing here names a protocol. */
@@ -549,9 +550,9 @@ void perf_lat_stats(double *s, uint64_t n, perf_lat_result *r) {
 
 void perf_print_header(const perf *x) {
     const perf_opts *o = x->o;
-    static const char *const title[2][4] = {{"", "RDMA_Write BW", "RDMA_Read BW", "Send BW"},
-                                            {"", "RDMA_Write Latency", "RDMA_Read Latency",
-                                             "Send Latency"}};
+    static const char *const title[2][4] = {
+        {"", "RDMA_Write BW", "RDMA_Read BW", "Send BW"},
+        {"", "RDMA_Write Latency", "RDMA_Read Latency", "Send Latency"}};
     printf(PERF_DASHES);
     printf("                    %s Test\n", title[x->lat][x->test]);
     bool v6 = strchr(o->host, ':') != NULL;
@@ -567,7 +568,7 @@ void perf_print_header(const perf *x) {
         printf(" Mode            : ping-pong%s, %s\n",
                x->test == PERF_WRITE  ? " (poll the last octet, perftest write_lat)"
                : x->test == PERF_SEND ? " (Send / Send)"
-                                   : " (one Read at a time)",
+                                      : " (one Read at a time)",
                x->test == PERF_READ ? "time per Read" : "time = round trip / 2");
     else
         printf(" TX depth        : %u%s\n", x->depth,
@@ -595,8 +596,8 @@ static void json_common(const perf *x, uint32_t size, uint64_t n) {
            "\"emss\":%u,\"depth\":%u,\"verify\":\"%s\",",
            perf_test_name(x->test), x->lat ? "lat" : "bw", size, (unsigned long long)n,
            x->info.mpa_rev, x->info.crc ? "true" : "false", x->info.markers_tx ? "true" : "false",
-           x->info.markers_rx ? "true" : "false", x->info.mulpdu, x->o->emss,
-           x->lat ? 1 : x->depth, x->verify ? "ok" : "off");
+           x->info.markers_rx ? "true" : "false", x->info.mulpdu, x->o->emss, x->lat ? 1 : x->depth,
+           x->verify ? "ok" : "off");
 }
 
 void perf_report_bw(const perf *x, uint32_t size, const perf_bw_result *r) {
@@ -666,8 +667,12 @@ int perf_server_write_lat(perf *x, uint64_t limit, double *samples) {
             x->rbuf[size - 1] = 0;
         }
         x->sbuf[size - 1] = st;
-        iw_send_wr wr = {.op = IW_WR_WRITE, .wr_id = i, .data = x->sbuf, .len = size,
-                         .remote_stag = x->peer_stag, .remote_to = x->peer_to};
+        iw_send_wr wr = {.op = IW_WR_WRITE,
+                         .wr_id = i,
+                         .data = x->sbuf,
+                         .len = size,
+                         .remote_stag = x->peer_stag,
+                         .remote_to = x->peer_to};
         uint64_t t = perf_now_ns();
         if (samples && i)
             samples[i - 1] = (double)(t - prev) / 2e3;
@@ -697,4 +702,3 @@ int perf_server_send_lat(perf *x, uint64_t limit) {
             return -1;
     }
 }
-

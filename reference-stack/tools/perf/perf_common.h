@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarp-perf's bottom layer (perf_common.c): the options, the run state,
  * the device, the event loop, the timed loops and the reports that both
  * protocols share. It depends on libiwarp's verbs only: what differs per
@@ -20,7 +21,7 @@
 #define PERF_SWEEP_HI 23
 #define PERF_AUTO_BYTES (1ull << 30) /* -n not given: at most this much per size */
 #define PERF_RECV_MEM (256u << 20)   /* send test: memory for the receiver's slots */
-#define PERF_LAT_RQ 4 /* send_lat: one message in flight each way, plus control */
+#define PERF_LAT_RQ 4                /* send_lat: one message in flight each way, plus control */
 #define PERF_IDLE_NS (20ull * 1000000000ull)
 /* The protocol's own small Sends and Writes: a ring of slots, their
  * completions (wr_id PERF_WR_CTRL | n) counted by the event loop. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarp-perf's watchdog ("no progress for 20 s"): pure, so its timing is
  * tested with made-up clocks (tests/perf_idle_test.c). */
 #ifndef PERF_IDLE_H

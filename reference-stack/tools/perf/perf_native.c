@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarp-perf's own protocol (docs/iwarp-perf.md), behind perf_native in
  * perf_proto.h.
  *
@@ -28,9 +29,9 @@
 #define CTRL_LEN PERF_CTRL_LEN
 #define CTRL_MAGIC 0x49575046u /* "IWPF" */
 #define INBOX 16
-#define CLIENT_RQ 16      /* control replies, and at most ~6 CREDITs in flight */
-#define CTRL_RQ 16        /* write/read: control messages only, one request at a time */
-#define CREDIT_RESERVE 2  /* receives kept back for control messages */
+#define CLIENT_RQ 16        /* control replies, and at most ~6 CREDITs in flight */
+#define CTRL_RQ 16          /* write/read: control messages only, one request at a time */
+#define CREDIT_RESERVE 2    /* receives kept back for control messages */
 #define HELLO_WR UINT32_MAX /* the server's first receive */
 
 enum ctrl_type { C_HELLO = 1, C_READY, C_BEGIN, C_GO, C_DONE, C_RESULT, C_CREDIT, C_BYE };
@@ -94,7 +95,7 @@ static bool ctrl_decode(const uint8_t *b, ctrl_msg *m) {
 }
 
 static const char *ctrl_name(int t) {
-    static const char *const n[] = {"?", "HELLO", "READY", "BEGIN", "GO",
+    static const char *const n[] = {"?",    "HELLO",  "READY",  "BEGIN", "GO",
                                     "DONE", "RESULT", "CREDIT", "BYE"};
     return t >= C_HELLO && t <= C_BYE ? n[t] : "?";
 }
@@ -113,8 +114,8 @@ static int send_ctrl(perf *x, ctrl_msg *m) {
     nat(x)->rq_advertised = x->rq_total;
     uint8_t *b = x->ctrl_tx[x->ctrl_posted % PERF_CTRL_RING];
     ctrl_encode(b, m);
-    iw_send_wr wr = {.op = IW_WR_SEND_SE, .wr_id = PERF_WR_CTRL | x->ctrl_posted, .data = b,
-                     .len = CTRL_LEN};
+    iw_send_wr wr = {
+        .op = IW_WR_SEND_SE, .wr_id = PERF_WR_CTRL | x->ctrl_posted, .data = b, .len = CTRL_LEN};
     int rc = iw_qp_post_send(x->qp, &wr);
     if (rc < 0)
         return perf_fail(x, "posting %s: %s", ctrl_name(m->type), iw_strerror(rc));
@@ -289,10 +290,14 @@ static int run_client(perf *x) {
         return -1;
 
     nat(x)->peer_rq_total = 1; /* the server posts one receive for HELLO */
-    ctrl_msg h = {.type = C_HELLO, .test = (uint8_t)x->test,
+    ctrl_msg h = {.type = C_HELLO,
+                  .test = (uint8_t)x->test,
                   .flags = (uint8_t)((x->lat ? F_LAT : 0) | (x->verify ? F_VERIFY : 0)),
-                  .size = x->max_size, .depth = x->depth, .stag = x->r_stag,
-                  .to = (uintptr_t)x->rbuf, .len = x->buf_len};
+                  .size = x->max_size,
+                  .depth = x->depth,
+                  .stag = x->r_stag,
+                  .to = (uintptr_t)x->rbuf,
+                  .len = x->buf_len};
     ctrl_msg r;
     if (send_ctrl(x, &h) < 0 || wait_ctrl(x, C_READY, &r) < 0)
         return -1;
@@ -309,7 +314,9 @@ static int run_client(perf *x) {
     for (uint32_t size = lo; size && size <= hi; size = o->all ? size * 2 : 0) {
         perf_prepare_size(x, size);
         uint64_t iters = o->duration > 0 ? 0 : perf_iters_for(x, size);
-        ctrl_msg b = {.type = C_BEGIN, .size = size, .count = iters,
+        ctrl_msg b = {.type = C_BEGIN,
+                      .size = size,
+                      .count = iters,
                       .duration_ms = (uint32_t)(o->duration * 1000)};
         ctrl_msg g;
         if (send_ctrl(x, &b) < 0 || wait_ctrl(x, C_GO, &g) < 0)
@@ -380,8 +387,8 @@ static int server_session(perf *x) {
         return -1;
     if (!x->o->json) {
         printf(" client: %s %s, sizes up to %u, %s; verify %s\n", perf_test_name(x->test),
-               x->lat ? "latency" : "bandwidth", x->max_size,
-               x->lat ? "ping-pong" : "windowed", x->verify ? "on" : "off");
+               x->lat ? "latency" : "bandwidth", x->max_size, x->lat ? "ping-pong" : "windowed",
+               x->verify ? "on" : "off");
         fflush(stdout);
     }
     for (;;) {
@@ -416,7 +423,9 @@ static int server_session(perf *x) {
                 return -1;
             if (!x->o->json) {
                 printf(" size %-9u %llu operations%s\n", x->cur, (unsigned long long)m.count,
-                       !x->verify ? "" : x->bad ? ", verify FAILED" : ", verify ok");
+                       !x->verify ? ""
+                       : x->bad   ? ", verify FAILED"
+                                  : ", verify ok");
                 fflush(stdout);
             }
             x->cur = 0;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarp-perf's protocols as main (iwarp-perf.c) sees them: each one a small
  * table of functions. A protocol drives a session with perf_common's
  * helpers and hands the shared loops its perf_hooks; it never calls main

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarp-perf --perftest: the client or the server of perftest's -R protocol
  * (docs/iwarp-perf.md, "Talking to perftest"), so that iwarp-perf runs the
  * same operations against ib_{write,read,send}_{bw,lat} -R.
@@ -175,9 +176,7 @@ static int step_fail(perf *x, pt_step s, const char *why) {
 
 /* Both QPs: perftest's rdma_cm sends no private data. The data QP of a
  * client reads with the ORD the server grants (out_reads, 128 on siw). */
-static iw_qp **qp_slot(perf *x, bool comm) {
-    return comm ? &x->aux_qp : &x->qp;
-}
+static iw_qp **qp_slot(perf *x, bool comm) { return comm ? &x->aux_qp : &x->qp; }
 
 static int make_qp(perf *x, bool comm) {
     iw_conn_settings s;
@@ -414,9 +413,9 @@ static int client_test(perf *x, pt_result *r) {
     uint64_t iters = o->duration > 0 ? 0 : perf_iters_for(x, x->cur);
     if (!o->json)
         perf_print_header(x);
-    int rc = !x->lat              ? perf_run_bw(x, x->cur, iters, o->duration, &r->bw)
+    int rc = !x->lat                 ? perf_run_bw(x, x->cur, iters, o->duration, &r->bw)
              : x->test == PERF_WRITE ? client_write_lat(x, iters, &r->lat)
-                                  : perf_run_lat(x, iters, 0, &r->lat);
+                                     : perf_run_lat(x, iters, 0, &r->lat);
     if (rc < 0)
         return -1;
     if (x->lat)
@@ -557,7 +556,7 @@ static int run_step(perf *x, pt_step s, pt_result *r) {
         if (strcmp(p->peer_version, PT_VERSION))
             fprintf(stderr,
                     PERF_PROG ": warning: the peer is perftest %s; iwarp-perf's exchange was "
-                         "verified against %s\n",
+                              "verified against %s\n",
                     p->peer_version, PT_VERSION);
         return 0;
     }
@@ -624,9 +623,9 @@ static int server_summary(perf *x) {
     double secs = (double)(p->rx_last_ns - p->rx_first_ns) * 1e-9;
     double avg = secs > 0 ? (double)x->data_rx * x->cur / secs : 0;
     const char *what = x->test == PERF_WRITE && !x->lat ? "RDMA Writes placed"
-                       : x->test == PERF_READ          ? "RDMA Read Responses sent"
-                       : x->lat                     ? "pings answered"
-                                                    : "Sends received";
+                       : x->test == PERF_READ           ? "RDMA Read Responses sent"
+                       : x->lat                         ? "pings answered"
+                                                        : "Sends received";
     if (o->json) {
         printf("{\"role\":\"server\",\"peer\":\"perftest %s\",\"test\":\"%s\",\"mode\":\"%s\","
                "\"bytes\":%u,\"served\":%llu,\"peer_iterations\":%llu,\"peer_bw_avg_MBps\":%.2f,"
@@ -635,8 +634,8 @@ static int server_summary(perf *x) {
                (unsigned long long)done, (unsigned long long)p->peer_iters, p->peer_avg,
                avg / PERF_MB);
     } else if (rdma && !x->lat) { /* the client's report, backed by our count */
-        printf(" perftest client's report:\n %-10s %-12s %16s %19s %15s\n", "#bytes",
-               "#iterations", "BW peak[MB/s]", "BW average[MB/s]", "MsgRate[Mpps]");
+        printf(" perftest client's report:\n %-10s %-12s %16s %19s %15s\n", "#bytes", "#iterations",
+               "BW peak[MB/s]", "BW average[MB/s]", "MsgRate[Mpps]");
         printf(" %-10llu %-12llu %16.2f %19.2f %15.6f\n", (unsigned long long)p->peer_size,
                (unsigned long long)p->peer_iters, p->peer_peak, p->peer_avg, p->peer_rate);
         printf(" data QP: %llu %s\n", (unsigned long long)done, what);
@@ -668,9 +667,7 @@ static int server_summary(perf *x) {
  * that. (A client that closes as soon as it has the server's last message
  * can make siw fail that Send's completion with IBV_WC_LOC_QP_OP_ERR, and
  * perftest's server then fails: seen with ib_write_bw.) */
-static bool all_closed(const perf *x) {
-    return pt(x)->c_closed && (!x->qp || x->closed);
-}
+static bool all_closed(const perf *x) { return pt(x)->c_closed && (!x->qp || x->closed); }
 
 static int close_wait(perf *x, uint64_t ns) {
     for (uint64_t end = perf_now_ns() + ns; !all_closed(x) && perf_now_ns() < end;)
@@ -732,8 +729,7 @@ static void header_remote(const perf *x) {
     const pt_state *p = pt(x);
     printf(" Remote buffer   : STag 0x%08x TO 0x%016llx (pingpong_dest: QPN 0x%04x PSN "
            "0x%06x out_reads %u)\n",
-           x->peer_stag, (unsigned long long)x->peer_to, p->rem.qpn, p->rem.psn,
-           p->rem.out_reads);
+           x->peer_stag, (unsigned long long)x->peer_to, p->rem.qpn, p->rem.psn, p->rem.out_reads);
 }
 
 static const perf_hooks pt_hooks = {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* perftest's communication-QP messages (pt_wire.h). */
 #include <iwarp/wire.h>
 #include "pt_wire.h"
@@ -184,9 +185,7 @@ int pt_version_decode(char out[PT_VERSION_LEN], const uint8_t *in, size_t len, c
 
 /* ---- check_sys_data, check_mtu ---- */
 
-void pt_int_encode(uint8_t out[PT_INT_LEN], int32_t v) {
-    iw_put_u32(out, (uint32_t)v);
-}
+void pt_int_encode(uint8_t out[PT_INT_LEN], int32_t v) { iw_put_u32(out, (uint32_t)v); }
 
 int pt_int_decode(int32_t *v, const uint8_t *in, size_t len, int32_t lo, int32_t hi, char *why,
                   size_t whylen) {
@@ -217,9 +216,7 @@ int pt_mtu_decode(int *mtu_enum, const uint8_t *in, size_t len, char *why, size_
 
 /* ---- report fields ---- */
 
-void pt_u64_encode(uint8_t out[PT_U64_LEN], uint64_t v) {
-    iw_put_u64(out, v);
-}
+void pt_u64_encode(uint8_t out[PT_U64_LEN], uint64_t v) { iw_put_u64(out, v); }
 
 int pt_u64_decode(uint64_t *v, const uint8_t *in, size_t len, char *why, size_t whylen) {
     if (check_len(len, PT_U64_LEN, why, whylen) < 0)

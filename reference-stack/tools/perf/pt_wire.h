@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* perftest's exchange over its rdma_cm communication QP, as iwarp-perf
  * --perftest speaks it (docs/iwarp-perf.md, "Talking to perftest").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarp-target: the reference implementation under test, driven through
  * the agent protocol (docs/agent-protocol.md). One runner at a time; runner
  * sessions are served one after another for as long as the program runs.
@@ -35,13 +36,13 @@
 
 typedef struct region {
     uint32_t stag;
-    uint8_t *mem;  /* guard | buf | guard */
+    uint8_t *mem; /* guard | buf | guard */
     uint8_t *buf;
     uint64_t len, to;
     struct region *next;
 } region;
 
-typedef struct rbuf {  /* posted receive buffers and data_hex send sources */
+typedef struct rbuf { /* posted receive buffers and data_hex send sources */
     uint64_t wr_id;
     uint8_t *buf;
     uint32_t len;
@@ -61,8 +62,8 @@ typedef struct tgt {
     uint64_t next_id;
     uint64_t posted_bytes; /* recvs + sends: TGT_POSTED_BYTES_MAX */
     uint32_t posted_wrs;
-    char err[200]; /* a formatted handler error */
-    char host[64];   /* the agent's own address: a listen without host serves there */
+    char err[200];    /* a formatted handler error */
+    char host[64];    /* the agent's own address: a listen without host serves there */
     iw_agent_srv srv; /* the runner, its requests, the events */
 } tgt;
 
@@ -119,8 +120,7 @@ static void tgt_teardown(tgt *t) {
 
 static int tgt_setup(tgt *t) {
     if (iw_dev_open(&t->dev) < 0 || iw_pd_alloc(iw_dev_rnic(t->dev), &t->pd) < 0 ||
-        iw_pd_alloc(iw_dev_rnic(t->dev), &t->pd2) < 0 ||
-        iw_cq_create(t->dev, CQ_DEPTH, &t->cq) < 0)
+        iw_pd_alloc(iw_dev_rnic(t->dev), &t->pd2) < 0 || iw_cq_create(t->dev, CQ_DEPTH, &t->cq) < 0)
         return -1;
     return 0;
 }
@@ -187,9 +187,10 @@ static void event_from_wc(tgt *t, const iw_wc *wc) {
         iw_jw_bool(o, "crc", in->crc);
         iw_jw_bool(o, "p2p", in->p2p);
         if (in->p2p)
-            iw_jw_str(o, "rtr", in->rtr & IW_RTR_WRITE  ? "write"
-                                    : in->rtr & IW_RTR_READ ? "read"
-                                                            : "send");
+            iw_jw_str(o, "rtr",
+                      in->rtr & IW_RTR_WRITE  ? "write"
+                      : in->rtr & IW_RTR_READ ? "read"
+                                              : "send");
         iw_jw_uint(o, "ird", in->ird);
         iw_jw_uint(o, "ord", in->ord);
         iw_jw_uint(o, "peer_ird", in->peer_ird);
@@ -197,14 +198,14 @@ static void event_from_wc(tgt *t, const iw_wc *wc) {
         iw_jw_uint(o, "mulpdu", in->mulpdu);
         iw_jw_obj_end(o);
         iw_jw_hexbytes(o, "peer_private_data_hex", in->peer_private_data,
-                     in->peer_private_data_len);
+                       in->peer_private_data_len);
         break;
     }
     case IW_EV_REJECTED:
         iw_jw_str(o, "type", "mpa_rejected");
         if (e->info)
             iw_jw_hexbytes(o, "peer_private_data_hex", e->info->peer_private_data,
-                         e->info->peer_private_data_len);
+                           e->info->peer_private_data_len);
         break;
     case IW_EV_RECV: {
         iw_jw_str(o, "type", "recv");
@@ -479,12 +480,16 @@ static const char *do_post_send(tgt *t, iw_agent_req *r, iw_jw *o) {
         return "no connection";
     iw_send_wr w = {0};
     w.wr_id = ++t->next_id;
-    static const iw_wr_op ops[] = {
-        [IW_AGENT_KIND_SEND] = IW_WR_SEND,         [IW_AGENT_KIND_SEND_SE] = IW_WR_SEND_SE,
-        [IW_AGENT_KIND_SEND_INV] = IW_WR_SEND_INV, [IW_AGENT_KIND_SEND_SE_INV] = IW_WR_SEND_SE_INV,
-        [IW_AGENT_KIND_WRITE] = IW_WR_WRITE,       [IW_AGENT_KIND_READ] = IW_WR_READ,
-        [IW_AGENT_KIND_FETCH_ADD] = IW_WR_FETCH_ADD, [IW_AGENT_KIND_CMP_SWAP] = IW_WR_CMP_SWAP,
-        [IW_AGENT_KIND_IMMEDIATE] = IW_WR_IMM,     [IW_AGENT_KIND_IMMEDIATE_SE] = IW_WR_IMM_SE};
+    static const iw_wr_op ops[] = {[IW_AGENT_KIND_SEND] = IW_WR_SEND,
+                                   [IW_AGENT_KIND_SEND_SE] = IW_WR_SEND_SE,
+                                   [IW_AGENT_KIND_SEND_INV] = IW_WR_SEND_INV,
+                                   [IW_AGENT_KIND_SEND_SE_INV] = IW_WR_SEND_SE_INV,
+                                   [IW_AGENT_KIND_WRITE] = IW_WR_WRITE,
+                                   [IW_AGENT_KIND_READ] = IW_WR_READ,
+                                   [IW_AGENT_KIND_FETCH_ADD] = IW_WR_FETCH_ADD,
+                                   [IW_AGENT_KIND_CMP_SWAP] = IW_WR_CMP_SWAP,
+                                   [IW_AGENT_KIND_IMMEDIATE] = IW_WR_IMM,
+                                   [IW_AGENT_KIND_IMMEDIATE_SE] = IW_WR_IMM_SE};
     w.op = ops[r->kind];
     w.inv_stag = r->inv_stag;
     w.remote_stag = r->remote_stag;
@@ -539,8 +544,7 @@ static const char *do_post_send(tgt *t, iw_agent_req *r, iw_jw *o) {
 }
 
 /* One request for iw_agent_srv (poll is deferred there). */
-static const char *handle_req(void *ctx, iw_agent_req *r, const char *line, size_t len,
-                              iw_jw *o) {
+static const char *handle_req(void *ctx, iw_agent_req *r, const char *line, size_t len, iw_jw *o) {
     tgt *t = ctx;
     switch (r->op) {
     case IW_AGENT_HELLO:
@@ -645,12 +649,10 @@ int main(int argc, char **argv) {
     bool once = false, verbose = false;
     iw_faults faults = {0};
     char ferr[120];
-    static const struct option opts[] = {{"agent", required_argument, 0, 'a'},
-                                         {"fault", required_argument, 0, 'f'},
-                                         {"once", no_argument, 0, 'o'},
-                                         {"verbose", no_argument, 0, 'v'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"agent", required_argument, 0, 'a'}, {"fault", required_argument, 0, 'f'},
+        {"once", no_argument, 0, 'o'},        {"verbose", no_argument, 0, 'v'},
+        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "a:f:ovh", opts, NULL)) != -1) {
         switch (c) {
@@ -690,8 +692,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (lfd < 0) {
-        fprintf(stderr, "iwarp-target: cannot listen on %s:%u: %s\n", host, port,
-                strerror(errno));
+        fprintf(stderr, "iwarp-target: cannot listen on %s:%u: %s\n", host, port, strerror(errno));
         return 1;
     }
     signal(SIGPIPE, SIG_IGN);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The verbs listener under hostile peers (issue 16): pending connections
  * are bounded in number and time, released when their peers close, taken
  * oldest first, and running out of descriptors does not make the listener
@@ -223,8 +224,8 @@ static int emfile_child(int port_pipe, int go_pipe) {
         iw_dev_progress(dev, 100);
     double cpu = cpu_s() - c0;
     iw_listener_stats st = stats_of(l);
-    fprintf(stderr, "  out of fds for 1.5 s: %.3f s of CPU, %d pending, %llu accept errors\n",
-            cpu, iw_listener_pending(l), (unsigned long long)st.accept_errors);
+    fprintf(stderr, "  out of fds for 1.5 s: %.3f s of CPU, %d pending, %llu accept errors\n", cpu,
+            iw_listener_pending(l), (unsigned long long)st.accept_errors);
     int rc = 0;
     if (st.accept_errors == 0)
         rc = 14; /* the case did not happen */

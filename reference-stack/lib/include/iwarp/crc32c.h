@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* CRC32c (Castagnoli) as MPA uses it: RFC 5044 §4.4, defined by RFC 3720 §12.1.
  *
  * The value is the common CRC-32C (reflected, init and xorout 0xFFFFFFFF,

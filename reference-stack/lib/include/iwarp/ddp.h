@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* DDP: Direct Data Placement, RFC 5041 §4 (headers). Pure codecs. */
 #ifndef IWARP_DDP_H
 #define IWARP_DDP_H
@@ -17,11 +18,11 @@ IW_BEGIN_DECLS
 #define IW_DDP_CTRL_DV 0x03
 
 typedef struct iw_ddp_hdr {
-    bool tagged;       /* T */
-    bool last;         /* L */
-    uint8_t rsvd;      /* DDP Control reserved bits (4), as received */
-    uint8_t dv;        /* DDP version */
-    uint8_t rsvd_ulp;  /* RsvdULP[0:7]: the RDMAP Control octet */
+    bool tagged;      /* T */
+    bool last;        /* L */
+    uint8_t rsvd;     /* DDP Control reserved bits (4), as received */
+    uint8_t dv;       /* DDP version */
+    uint8_t rsvd_ulp; /* RsvdULP[0:7]: the RDMAP Control octet */
     /* tagged (§4.2) */
     uint32_t stag;
     uint64_t to;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The reference iWARP engine: a sans-I/O RNIC.
  *
  * An iw_rnic holds protection domains and the STag table. An iw_conn is one
@@ -128,19 +129,19 @@ struct iw_faults; /* <iwarp/faults.h>: conformance testing only */
  * structs). */
 #define IW_CONN_SETTINGS_V1 1
 typedef struct iw_conn_settings {
-    int version;         /* IW_CONN_SETTINGS_V1 */
+    int version; /* IW_CONN_SETTINGS_V1 */
     iw_role role;
-    uint8_t mpa_rev;     /* 1 (RFC 5044) or 2 (RFC 6581 enhanced frames) */
-    bool markers;        /* we require markers in the peer's FPDUs (our M bit) */
-    bool crc;            /* our C bit: CRC is used if either side sets it */
-    bool p2p;            /* rev 2: peer-to-peer model (A) with an RTR */
-    unsigned rtr;        /* IW_RTR_*: offered (initiator) / supported (responder) */
-    uint16_t ird, ord;   /* inbound / outbound Read (and Atomic) Requests */
-    uint16_t ird_max;    /* initiator: largest IRD we can provide (RFC 6581 §9.1) */
+    uint8_t mpa_rev;   /* 1 (RFC 5044) or 2 (RFC 6581 enhanced frames) */
+    bool markers;      /* we require markers in the peer's FPDUs (our M bit) */
+    bool crc;          /* our C bit: CRC is used if either side sets it */
+    bool p2p;          /* rev 2: peer-to-peer model (A) with an RTR */
+    unsigned rtr;      /* IW_RTR_*: offered (initiator) / supported (responder) */
+    uint16_t ird, ord; /* inbound / outbound Read (and Atomic) Requests */
+    uint16_t ird_max;  /* initiator: largest IRD we can provide (RFC 6581 §9.1) */
     const uint8_t *private_data;
     uint16_t private_data_len;
-    bool reject;         /* responder: answer the Request with R=1 */
-    uint32_t emss;       /* effective MSS for MULPDU (RFC 5044 §4.5); 0: 1460 */
+    bool reject;           /* responder: answer the Request with R=1 */
+    uint32_t emss;         /* effective MSS for MULPDU (RFC 5044 §4.5); 0: 1460 */
     iw_tstamp mpa_timeout; /* startup frame timeout (RFC 5044 §7.1.2 rule 10); 0: none */
     /* With CRCs in use, RFC 5044 §6 wants an FPDU verified before DDP sees
      * its ULPDU, so by default payload is staged and placed after its CRC
@@ -158,14 +159,14 @@ void iw_conn_settings_default(iw_conn_settings *s, iw_role role);
 
 /* What was negotiated (event IW_EV_CONNECTED). */
 typedef struct iw_conn_info {
-    uint8_t mpa_rev;      /* the peer's frame revision */
-    bool enhanced;        /* RFC 6581 frames on both sides */
-    bool markers_tx;      /* we insert markers (the peer's M) */
-    bool markers_rx;      /* the peer inserts markers (our M) */
+    uint8_t mpa_rev; /* the peer's frame revision */
+    bool enhanced;   /* RFC 6581 frames on both sides */
+    bool markers_tx; /* we insert markers (the peer's M) */
+    bool markers_rx; /* the peer inserts markers (our M) */
     bool crc;
     bool p2p;
-    unsigned rtr;         /* p2p: RTR type used (IW_RTR_*) */
-    uint16_t ird, ord;    /* our final IRD / ORD */
+    unsigned rtr;      /* p2p: RTR type used (IW_RTR_*) */
+    uint16_t ird, ord; /* our final IRD / ORD */
     uint16_t peer_ird, peer_ord;
     uint32_t mulpdu;
     uint8_t peer_private_data[IW_MPA_PD_MAX];
@@ -173,24 +174,24 @@ typedef struct iw_conn_info {
 } iw_conn_info;
 
 typedef enum iw_event_type {
-    IW_EV_CONNECTED = 1,  /* info */
-    IW_EV_REJECTED,       /* the Reply had R=1 (initiator) or we rejected (responder) */
-    IW_EV_RECV,           /* wr_id, len, msn, solicited, inv_stag, imm */
+    IW_EV_CONNECTED = 1, /* info */
+    IW_EV_REJECTED,      /* the Reply had R=1 (initiator) or we rejected (responder) */
+    IW_EV_RECV,          /* wr_id, len, msn, solicited, inv_stag, imm */
     /* The four completions come in post_send order, whatever finished
      * first (RFC 5040 §5.5 rule 15). */
-    IW_EV_SEND_DONE,      /* Send* / Immediate */
+    IW_EV_SEND_DONE, /* Send* / Immediate */
     IW_EV_WRITE_DONE,
     IW_EV_READ_DONE,
-    IW_EV_ATOMIC_DONE,    /* atomic_orig */
-    IW_EV_TERM_SENT,      /* term */
-    IW_EV_TERM_RECEIVED,  /* term */
-    IW_EV_CLOSED          /* close, rfc */
+    IW_EV_ATOMIC_DONE,   /* atomic_orig */
+    IW_EV_TERM_SENT,     /* term */
+    IW_EV_TERM_RECEIVED, /* term */
+    IW_EV_CLOSED         /* close, rfc */
 } iw_event_type;
 
 typedef enum iw_wc_status {
     IW_WC_SUCCESS = 0,
-    IW_WC_FLUSHED,  /* the stream ended before the operation completed */
-    IW_WC_REMOTE_ERROR, /* the peer terminated the stream */
+    IW_WC_FLUSHED,         /* the stream ended before the operation completed */
+    IW_WC_REMOTE_ERROR,    /* the peer terminated the stream */
     IW_WC_LOCAL_PROT_ERROR /* its source region was deregistered or invalidated first */
 } iw_wc_status;
 
@@ -199,7 +200,7 @@ typedef struct iw_term_info {
     bool m, d, r;
     uint16_t ddp_seg_len;
     uint8_t hdr[IW_DDP_UNTAGGED_HDR_LEN + IW_RDMAP_READ_REQ_LEN];
-    size_t hdr_len;       /* copied DDP header (+ Read Request header) */
+    size_t hdr_len; /* copied DDP header (+ Read Request header) */
 } iw_term_info;
 
 typedef struct iw_event {
@@ -288,7 +289,7 @@ typedef struct iw_send_wr {
     uint32_t inv_stag;    /* Send with Invalidate */
     uint32_t remote_stag; /* Write, Read (source), atomics */
     uint64_t remote_to;
-    uint32_t local_stag;  /* Read: our sink; Send*, Write with data NULL: the source */
+    uint32_t local_stag; /* Read: our sink; Send*, Write with data NULL: the source */
     uint64_t local_to;
     uint64_t add_swap, add_swap_mask, compare, compare_mask; /* RFC 7306 §5.2.1 */
     uint8_t imm[IW_RDMAP_IMM_LEN];
@@ -351,9 +352,9 @@ int iw_conn_handle_expiry(iw_conn *conn, iw_tstamp now);
 
 typedef enum iw_conn_state {
     IW_CONN_IDLE = 0,
-    IW_CONN_MPA,        /* startup frames in flight */
-    IW_CONN_RTS,        /* full operation */
-    IW_CONN_TERMINATE,  /* a Terminate was sent or received; draining */
+    IW_CONN_MPA,       /* startup frames in flight */
+    IW_CONN_RTS,       /* full operation */
+    IW_CONN_TERMINATE, /* a Terminate was sent or received; draining */
     IW_CONN_CLOSED
 } iw_conn_state;
 iw_conn_state iw_conn_get_state(const iw_conn *conn);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Errors: RFC 6580 Terminate triples, "close the stream" outcomes, and the
  * library's own negative return codes. The three never mix.
  *
@@ -32,7 +33,8 @@ IW_BEGIN_DECLS
       "Remote Protection Error / Access rights violation")                                         \
     X(RDMAP_STAG_NOT_ASSOC, 0x0, 0x1, 0x03, "RFC 5040 §4.8",                                       \
       "Remote Protection Error / Steering Tag not associated with RDMAP Stream")                   \
-    X(RDMAP_TO_WRAP, 0x0, 0x1, 0x04, "RFC 5040 §4.8", "Remote Protection Error / Tagged Offset wrap") \
+    X(RDMAP_TO_WRAP, 0x0, 0x1, 0x04, "RFC 5040 §4.8",                                              \
+      "Remote Protection Error / Tagged Offset wrap")                                              \
     X(RDMAP_PROT_CANT_INVALIDATE, 0x0, 0x1, 0x09, "RFC 5040 §4.8",                                 \
       "Remote Protection Error / Steering Tag cannot be invalidated")                              \
     X(RDMAP_PROT_UNSPECIFIED, 0x0, 0x1, 0xFF, "RFC 5040 §4.8",                                     \
@@ -73,12 +75,12 @@ IW_BEGIN_DECLS
     X(DDP_UT_INVALID_VERSION, 0x1, 0x2, 0x06, "RFC 5041 §7.2",                                     \
       "Untagged Buffer Error / Invalid DDP version")                                               \
     X(LLP_CONN_LOST, 0x2, 0x0, 0x01, "RFC 5044 §8",                                                \
-      "MPA Error / TCP connection closed, terminated, or lost")                                     \
+      "MPA Error / TCP connection closed, terminated, or lost")                                    \
     X(LLP_MPA_CRC, 0x2, 0x0, 0x02, "RFC 5044 §8", "MPA Error / MPA CRC Error")                     \
     X(LLP_MPA_MARKER, 0x2, 0x0, 0x03, "RFC 5044 §8",                                               \
-      "MPA Error / MPA Marker and ULPDU Length field mismatch")                                     \
+      "MPA Error / MPA Marker and ULPDU Length field mismatch")                                    \
     X(LLP_MPA_INVALID_RR, 0x2, 0x0, 0x04, "RFC 5044 §8",                                           \
-      "MPA Error / Invalid MPA Request Frame or MPA Response Frame")                                            \
+      "MPA Error / Invalid MPA Request Frame or MPA Response Frame")                               \
     X(LLP_MPA_LOCAL_CATASTROPHIC, 0x2, 0x0, 0x05, "RFC 6581 §8",                                   \
       "MPA Error / Local catastrophic error")                                                      \
     X(LLP_MPA_INSUFFICIENT_IRD, 0x2, 0x0, 0x06, "RFC 6581 §8",                                     \
@@ -109,20 +111,27 @@ bool iw_term_is_registered(uint16_t triple);
  * the connection (or exit MPA) rather than send a Terminate. */
 #define IW_CLOSE_LIST(X)                                                                           \
     X(MPA_BAD_KEY, "RFC 5044 §7.1.2", "MPA key does not match the expected Request/Reply key")     \
-    X(MPA_BAD_REV, "RFC 5044 §7.1.1", "MPA revision is not one this receiver can interoperate with") \
+    X(MPA_BAD_REV, "RFC 5044 §7.1.1",                                                              \
+      "MPA revision is not one this receiver can interoperate with")                               \
     X(MPA_PD_TOO_LONG, "RFC 5044 §7.1.1", "PD_Length is greater than 512")                         \
     X(MPA_PD_MISMATCH, "RFC 5044 §7.1.2", "PD_Length does not match the Private Data present")     \
-    X(MPA_V2_PD_SHORT, "RFC 6581 §6", "S=1 but the Private Data is shorter than the 4-octet enhanced data") \
-    X(MPA_INITIATOR_INITIATOR, "RFC 5044 §7.1.2", "MPA Request received where a Reply was expected") \
+    X(MPA_V2_PD_SHORT, "RFC 6581 §6",                                                              \
+      "S=1 but the Private Data is shorter than the 4-octet enhanced data")                        \
+    X(MPA_INITIATOR_INITIATOR, "RFC 5044 §7.1.2",                                                  \
+      "MPA Request received where a Reply was expected")                                           \
     X(MPA_TIMEOUT, "RFC 5044 §7.1.2", "no MPA Request or Reply within the startup timeout")        \
-    X(MPA_REJECTED, "RFC 5044 §7.1.2", "MPA Reply has R=1: MPA exits and leaves the TCP stream to the ULP") \
-    X(FRAMING_LOST, "RFC 5044 §6", "FPDU framing lost: no FPDU with a valid CRC locates the next one") \
-    X(TERMINATED, "RFC 5040 §6.2.1", "RDMAP stream terminated: a Terminate was sent or received") \
-    X(LLP_CLOSED, "RFC 5044 §8", "the TCP stream ended (FIN, reset or failure)")                    \
-    X(ULP_CLOSE, "RFC 5040 §6.2", "orderly close requested by the ULP")                           \
-    X(ULPDU_TOO_LONG, "RFC 5044 §4.5", "ULPDU_Length exceeds the largest ULPDU this receiver accepts") \
+    X(MPA_REJECTED, "RFC 5044 §7.1.2",                                                             \
+      "MPA Reply has R=1: MPA exits and leaves the TCP stream to the ULP")                         \
+    X(FRAMING_LOST, "RFC 5044 §6",                                                                 \
+      "FPDU framing lost: no FPDU with a valid CRC locates the next one")                          \
+    X(TERMINATED, "RFC 5040 §6.2.1", "RDMAP stream terminated: a Terminate was sent or received")  \
+    X(LLP_CLOSED, "RFC 5044 §8", "the TCP stream ended (FIN, reset or failure)")                   \
+    X(ULP_CLOSE, "RFC 5040 §6.2", "orderly close requested by the ULP")                            \
+    X(ULPDU_TOO_LONG, "RFC 5044 §4.5",                                                             \
+      "ULPDU_Length exceeds the largest ULPDU this receiver accepts")                              \
     X(LOCAL_ABORT, "RFC 5040 §6.2",                                                                \
-      "the memory under an FPDU partly handed to TCP was deregistered or invalidated: the stream is " \
+      "the memory under an FPDU partly handed to TCP was deregistered or invalidated: the stream " \
+      "is "                                                                                        \
       "torn down without a Terminate (LLP Abortive Termination)")
 
 typedef enum iw_close_reason {
@@ -140,12 +149,16 @@ const char *iw_close_id(iw_close_reason r);
 /* The outcome of checking one frame: accepted, answered with a Terminate, or
  * a close. `rfc` names the section of the rule that fired (may be more
  * specific than the registry entry's section). */
-typedef enum iw_verdict_kind { IW_VERDICT_OK = 0, IW_VERDICT_TERM, IW_VERDICT_CLOSE } iw_verdict_kind;
+typedef enum iw_verdict_kind {
+    IW_VERDICT_OK = 0,
+    IW_VERDICT_TERM,
+    IW_VERDICT_CLOSE
+} iw_verdict_kind;
 typedef struct iw_verdict {
     iw_verdict_kind kind;
-    uint16_t term;          /* IW_VERDICT_TERM: the triple */
-    iw_close_reason close;  /* IW_VERDICT_CLOSE */
-    const char *rfc;        /* section of the rule that fired; NULL when ok */
+    uint16_t term;         /* IW_VERDICT_TERM: the triple */
+    iw_close_reason close; /* IW_VERDICT_CLOSE */
+    const char *rfc;       /* section of the rule that fired; NULL when ok */
 } iw_verdict;
 
 static inline iw_verdict iw_verdict_ok(void) {
@@ -165,13 +178,13 @@ static inline iw_verdict iw_verdict_close(iw_close_reason r, const char *rfc) {
  * call failed and nothing changed; at or below it (iw_err_is_fatal) the
  * object that returned it can only be freed, as after nghttp2's fatal codes. */
 typedef enum iw_err {
-    IW_ERR_NEED_MORE = -501,  /* input ends before the item does */
-    IW_ERR_NOBUF = -502,      /* output buffer too small */
-    IW_ERR_INVALID_ARG = -503,/* caller passed a value the API forbids */
-    IW_ERR_PROTO = -504,      /* input violates the protocol; details in an iw_verdict */
-    IW_ERR_FATAL = -900,      /* an internal invariant failed */
-    IW_ERR_NOMEM = -901,      /* the allocator failed (iw_mem) */
-    IW_ERR_CALLBACK = -902    /* a callback returned non-zero (iw_callbacks) */
+    IW_ERR_NEED_MORE = -501,   /* input ends before the item does */
+    IW_ERR_NOBUF = -502,       /* output buffer too small */
+    IW_ERR_INVALID_ARG = -503, /* caller passed a value the API forbids */
+    IW_ERR_PROTO = -504,       /* input violates the protocol; details in an iw_verdict */
+    IW_ERR_FATAL = -900,       /* an internal invariant failed */
+    IW_ERR_NOMEM = -901,       /* the allocator failed (iw_mem) */
+    IW_ERR_CALLBACK = -902     /* a callback returned non-zero (iw_callbacks) */
 } iw_err;
 
 const char *iw_strerror(int err);
@@ -192,7 +205,8 @@ const char *iw_strerror(int err);
     X(RDMAP_INV_STAG_NONZERO, "RFC 5040 §4.3", "Invalidate STag field not zero for this opcode")   \
     X(TERM_RSVD_BITS, "RFC 5040 §4.8", "Terminate reserved bits not zero")                         \
     X(TERM_UNREGISTERED, "RFC 6580 §3", "Terminate carries a triple not in the RFC 6580 registry") \
-    X(TERM_TRAILING, "RFC 5040 §4.8", "Terminate has octets after the fields its M/D/R bits announce") \
+    X(TERM_TRAILING, "RFC 5040 §4.8",                                                              \
+      "Terminate has octets after the fields its M/D/R bits announce")                             \
     X(TERM_SIW_LAYOUT, "RFC 5040 §4.8",                                                            \
       "Terminate Control in Linux siw's little-endian bitfield order, read that way")              \
     X(ATOMIC_RSVD_BITS, "RFC 7306 §5.2.1", "Atomic Request reserved bits not zero")                \
@@ -202,7 +216,7 @@ typedef enum iw_note {
 #define IW_X_(name, rfc, text) IW_NOTE_BIT_##name,
     IW_NOTE_LIST(IW_X_)
 #undef IW_X_
-    IW_NOTE_COUNT_
+        IW_NOTE_COUNT_
 } iw_note;
 #define IW_NOTE(name) (1u << IW_NOTE_BIT_##name)
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fault injection, for conformance testing only: switches that make the
  * engine deliberately NON-conformant, so the conformance suite can prove
  * each of its cases fails for the right reason (iwarp-target --fault).
@@ -10,19 +11,20 @@
 
 IW_BEGIN_DECLS
 
-#define IW_FAULT_SKIP 0x0001u            /* drop a segment failing a skip triple's check, no Terminate */
-#define IW_FAULT_MISCODE 0x0002u         /* send miscode_triple's Terminate with code + 1 */
+#define IW_FAULT_SKIP 0x0001u    /* drop a segment failing a skip triple's check, no Terminate */
+#define IW_FAULT_MISCODE 0x0002u /* send miscode_triple's Terminate with code + 1 */
 #define IW_FAULT_SWAP_NIBBLES 0x0004u    /* layer and etype swapped in every Terminate */
 #define IW_FAULT_NO_HDR_COPY 0x0008u     /* D=0 and no copied DDP header */
 #define IW_FAULT_BAD_SEG_LEN 0x0010u     /* DDP Segment Length + 1 */
 #define IW_FAULT_SEND_AFTER_TERM 0x0020u /* one more FPDU after the Terminate */
-#define IW_FAULT_PLACE_BEFORE_CHECK 0x0040u /* a rejected tagged segment's first octet lands first */
+#define IW_FAULT_PLACE_BEFORE_CHECK                                                                \
+    0x0040u /* a rejected tagged segment's first octet lands first */
 #define IW_FAULT_ACCEPT_BAD_CRC 0x0080u
 #define IW_FAULT_ACCEPT_MPA_BAD_KEY 0x0100u
 #define IW_FAULT_ACCEPT_MPA_BAD_REV 0x0200u
 #define IW_FAULT_IRD_UNBOUNDED 0x0400u
 #define IW_FAULT_NO_REMOTE_INVALIDATE 0x0800u
-#define IW_FAULT_IGNORE_ACCESS 0x1000u   /* tagged writes skip the access check (never bounds) */
+#define IW_FAULT_IGNORE_ACCESS 0x1000u /* tagged writes skip the access check (never bounds) */
 
 #define IW_FAULT_SKIP_MAX 8
 

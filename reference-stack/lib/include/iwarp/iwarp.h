@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libiwarp umbrella header: the codecs (MPA, DDP, RDMAP, CRC32c, errors),
  * the sans-I/O engine (engine.h, mem.h) and the capture analysis
  * (shadow.h). Link with libiwarp (pkg-config iwarp, or CMake iwarp::iwarp).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Caller-supplied allocator (nghttp2's nghttp2_mem). Every allocation in
  * libiwarp goes through one, so tests can inject failures. */
 #ifndef IWARP_MEM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* MPA: Marker PDU Aligned Framing, RFC 5044; enhanced startup, RFC 6581.
  *
  * Pure codecs. Decoders read a const byte span and fill a host-order struct
@@ -20,25 +21,26 @@ IW_BEGIN_DECLS
 #define IW_MPA_KEY_LEN 16
 #define IW_MPA_KEY_REQ "MPA ID Req Frame" /* RFC 5044 §7.1.1 */
 #define IW_MPA_KEY_REP "MPA ID Rep Frame"
-#define IW_MPA_RR_HDR_LEN 20   /* key + flags + rev + PD_Length */
-#define IW_MPA_PD_MAX 512      /* RFC 5044 §7.1.1 */
-#define IW_MPA_V2_DATA_LEN 4   /* RFC 6581 §9: A|B|IRD, C|D|ORD */
+#define IW_MPA_RR_HDR_LEN 20    /* key + flags + rev + PD_Length */
+#define IW_MPA_PD_MAX 512       /* RFC 5044 §7.1.1 */
+#define IW_MPA_V2_DATA_LEN 4    /* RFC 6581 §9: A|B|IRD, C|D|ORD */
 #define IW_MPA_V2_NO_NEG 0x3FFF /* RFC 6581 §9.1: no automatic IRD/ORD negotiation */
 #define IW_MPA_REV1 1
 #define IW_MPA_REV2 2
 
-#define IW_MPA_HDR_LEN 2       /* ULPDU_Length */
+#define IW_MPA_HDR_LEN 2 /* ULPDU_Length */
 #define IW_MPA_CRC_LEN 4
 #define IW_MPA_MARKER_LEN 4
 #define IW_MPA_MARKER_INTERVAL 512 /* RFC 5044 §4.3 */
 #define IW_MPA_MULPDU_MIN 128      /* RFC 5044 §4.5 */
 #define IW_MPA_MULPDU_MAX 64768
-#define IW_MPA_ULPDU_MAX 65535     /* what the 16-bit field can say */
+#define IW_MPA_ULPDU_MAX 65535 /* what the 16-bit field can say */
 /* Largest FPDU on the wire: header, ULPDU, pad, CRC and its markers. */
 #define IW_MPA_FPDU_WIRE_MAX                                                                       \
     (IW_MPA_HDR_LEN + IW_MPA_ULPDU_MAX + 3 + IW_MPA_CRC_LEN +                                      \
      IW_MPA_MARKER_LEN * ((IW_MPA_HDR_LEN + IW_MPA_ULPDU_MAX + 3 + IW_MPA_CRC_LEN) /               \
-                              (IW_MPA_MARKER_INTERVAL - IW_MPA_MARKER_LEN) + 2))
+                              (IW_MPA_MARKER_INTERVAL - IW_MPA_MARKER_LEN) +                       \
+                          2))
 
 /* Flags for FPDU encode/decode. */
 #define IW_MPA_MARKERS 0x1u /* markers are in this direction's stream */
@@ -60,11 +62,11 @@ typedef struct iw_mpa_v2 {
 
 typedef struct iw_mpa_rr {
     iw_mpa_rr_type type;
-    bool m;          /* markers required in the peer's FPDUs */
-    bool c;          /* CRC preferred */
-    bool r;          /* Reply: rejected. Request: 0, not checked */
-    bool s;          /* RFC 6581: enhanced data present (meaningful with rev >= 2) */
-    uint8_t res;     /* reserved bits as received (0x0F mask; plus S when rev 1) */
+    bool m;      /* markers required in the peer's FPDUs */
+    bool c;      /* CRC preferred */
+    bool r;      /* Reply: rejected. Request: 0, not checked */
+    bool s;      /* RFC 6581: enhanced data present (meaningful with rev >= 2) */
+    uint8_t res; /* reserved bits as received (0x0F mask; plus S when rev 1) */
     uint8_t rev;
     uint16_t pd_len; /* PD_Length as on the wire */
     bool enhanced;   /* rev >= 2 and S=1: v2 is valid */
@@ -72,7 +74,7 @@ typedef struct iw_mpa_rr {
     const uint8_t *pd;     /* pd_len octets of Private Data (enhanced data included) */
     const uint8_t *ulp_pd; /* Private Data for the ULP (after the enhanced data) */
     uint16_t ulp_pd_len;
-    uint32_t notes;        /* IW_NOTE() bits */
+    uint32_t notes; /* IW_NOTE() bits */
 } iw_mpa_rr;
 
 /* Decode one Request or Reply at buf. Returns the frame length, or
@@ -161,18 +163,18 @@ typedef enum iw_crc_status {
 
 typedef struct iw_mpa_fpdu {
     uint16_t ulpdu_len;
-    const uint8_t *ulpdu;  /* ulpdu_len octets, markers removed */
-    size_t wire_len;       /* octets on the wire, markers included */
-    size_t hdr_off;        /* wire offset of ULPDU_Length (4 after a leading marker) */
+    const uint8_t *ulpdu; /* ulpdu_len octets, markers removed */
+    size_t wire_len;      /* octets on the wire, markers included */
+    size_t hdr_off;       /* wire offset of ULPDU_Length (4 after a leading marker) */
     unsigned pad_len;
     unsigned n_markers;
-    uint32_t crc_wire;     /* CRC field value (read LSB first) */
-    uint32_t crc_calc;     /* CRC32c over the §4.4 coverage */
+    uint32_t crc_wire; /* CRC field value (read LSB first) */
+    uint32_t crc_calc; /* CRC32c over the §4.4 coverage */
     iw_crc_status crc;
     bool marker_ok;        /* every marker points at this FPDU's header */
     size_t bad_marker_off; /* wire offset of the first disagreeing marker */
     uint16_t bad_marker_ptr;
-    uint32_t notes;        /* IW_NOTE() bits */
+    uint32_t notes; /* IW_NOTE() bits */
 } iw_mpa_fpdu;
 
 /* Decode the whole FPDU at buf (stream position pos). The ULPDU points into
@@ -197,9 +199,9 @@ typedef enum iw_df_mode { IW_DF_AUTO = 0, IW_DF_OFF, IW_DF_ON } iw_df_mode;
 
 typedef struct iw_df_cfg {
     iw_df_start start;
-    iw_df_mode markers; /* AUTO: after an MPA frame, a leading 00 00 is a marker
+    iw_df_mode markers;  /* AUTO: after an MPA frame, a leading 00 00 is a marker
                            (no ULPDU is shorter than a DDP header); mid-stream: off */
-    iw_df_mode crc;     /* AUTO: on if the MPA frame seen has C=1, else on iff the
+    iw_df_mode crc;      /* AUTO: on if the MPA frame seen has C=1, else on iff the
                            first FPDU's CRC verifies */
     uint32_t stream_pos; /* IW_DF_START_FPDU: grid position of the first octet */
 } iw_df_cfg;
@@ -218,20 +220,20 @@ typedef struct iw_frame {
     uint64_t offset;   /* input offset of the frame's first octet: the key, or ULPDU_Length */
     uint64_t wire_off; /* input offset of the first wire octet (a leading marker) */
     size_t wire_len;
-    uint32_t pos;      /* grid position of wire_off (FPDU only) */
-    bool markers;      /* resolved modes this frame was decoded with (FPDU) */
+    uint32_t pos; /* grid position of wire_off (FPDU only) */
+    bool markers; /* resolved modes this frame was decoded with (FPDU) */
     bool crc_on;
-    iw_mpa_rr rr;      /* MPA frames */
-    iw_mpa_fpdu fpdu;  /* FPDU */
+    iw_mpa_rr rr;     /* MPA frames */
+    iw_mpa_fpdu fpdu; /* FPDU */
     iw_verdict verdict;
     iw_close_reason lost_why; /* IW_FRAME_LOST: what ended framing */
     uint64_t lost_len;
 } iw_frame;
 
 typedef enum iw_df_state {
-    IW_DF_RR = 1,  /* waiting for an MPA Request/Reply */
-    IW_DF_FPDU,    /* Full Operation */
-    IW_DF_LOST     /* framing lost or MPA exited: octets are counted, not parsed */
+    IW_DF_RR = 1, /* waiting for an MPA Request/Reply */
+    IW_DF_FPDU,   /* Full Operation */
+    IW_DF_LOST    /* framing lost or MPA exited: octets are counted, not parsed */
 } iw_df_state;
 
 /* Caller-owned; initialise with iw_deframer_init. Large (it can hold a whole
@@ -240,15 +242,15 @@ typedef enum iw_df_state {
 typedef struct iw_deframer {
     iw_df_cfg cfg;
     iw_df_state state;
-    uint64_t _off;         /* input octets consumed so far */
-    uint32_t _pos;         /* grid position of the next octet */
-    bool _markers, _crc;   /* resolved modes */
+    uint64_t _off;       /* input octets consumed so far */
+    uint32_t _pos;       /* grid position of the next octet */
+    bool _markers, _crc; /* resolved modes */
     bool _markers_known, _crc_known;
     iw_close_reason _lost_why;
     iw_verdict _lost_verdict; /* a verdict with no frame to carry it (bad key) */
     bool _lost_reported;
     uint64_t _lost_off, _lost_len;
-    size_t _have;          /* octets held in _buf */
+    size_t _have; /* octets held in _buf */
     uint8_t _buf[IW_MPA_FPDU_WIRE_MAX + IW_MPA_MARKER_LEN];
     uint8_t _scratch[IW_MPA_ULPDU_MAX];
 } iw_deframer;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Mid-stream FPDU synchronisation: where does FPDU framing start in one
  * direction of a TCP stream captured without its MPA startup, or after a
  * capture gap? The one synchroniser of the project: iwarp-decode and the
@@ -68,9 +69,10 @@ typedef struct iw_mpa_sync_res {
  * offsets in increasing order (candidates before *first were rejected by an
  * earlier call and are skipped; *first is advanced past rejected ones).
  * `final`: no more octets will come. scratch: IW_MPA_SYNC_SCRATCH octets. */
-iw_mpa_sync_status iw_mpa_sync_probe(const uint8_t *buf, size_t len, bool final, const uint64_t *cands,
-                               size_t ncands, size_t *first, const iw_mpa_sync_cfg *cfg,
-                               uint8_t *scratch, iw_mpa_sync_res *res);
+iw_mpa_sync_status iw_mpa_sync_probe(const uint8_t *buf, size_t len, bool final,
+                                     const uint64_t *cands, size_t ncands, size_t *first,
+                                     const iw_mpa_sync_cfg *cfg, uint8_t *scratch,
+                                     iw_mpa_sync_res *res);
 
 /* Walk the FPDU chain of a found reading (res) from res->off and return
  * the offset of the first FPDU boundary at or after `target` (a later

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* RDMAP: RFC 5040 §4 headers and RFC 7306 extensions (atomics, immediate
  * data). Pure codecs over one DDP segment (an MPA ULPDU). */
 #ifndef IWARP_RDMAP_H
@@ -63,25 +64,25 @@ typedef struct iw_rdmap_read_req {
 
 typedef struct iw_rdmap_term {
     uint8_t layer, etype, ecode;
-    bool m;             /* DDP Segment Length valid */
-    bool d;             /* DDP header included */
-    bool r;             /* RDMAP (Read Request) header included */
-    uint16_t rsvd;      /* reserved 13 bits as received */
+    bool m;        /* DDP Segment Length valid */
+    bool d;        /* DDP header included */
+    bool r;        /* RDMAP (Read Request) header included */
+    uint16_t rsvd; /* reserved 13 bits as received */
     uint16_t ddp_seg_len;
-    iw_ddp_hdr ddp;     /* d: sized by its own T bit (RFC 5040 §4.8) */
+    iw_ddp_hdr ddp; /* d: sized by its own T bit (RFC 5040 §4.8) */
     const uint8_t *ddp_raw;
     size_t ddp_raw_len;
     iw_rdmap_read_req rreq; /* r */
-    bool siw_layout;    /* the control is in Linux siw's bit order (layer and
+    bool siw_layout;        /* the control is in Linux siw's bit order (layer and
                          * etype nibbles swapped, M/D/R in the low bits of its
                          * third octet): set by iw_rdmap_term_siw, the fields
                          * above then read that way; the encoder writes it */
-    const uint8_t *raw; /* decode: the Terminate header as received, to the */
-    size_t raw_len;     /* segment's end (for iw_rdmap_term_siw) */
+    const uint8_t *raw;     /* decode: the Terminate header as received, to the */
+    size_t raw_len;         /* segment's end (for iw_rdmap_term_siw) */
 } iw_rdmap_term;
 
 typedef struct iw_rdmap_atomic_req {
-    uint32_t rsvd;  /* 28 reserved bits */
+    uint32_t rsvd; /* 28 reserved bits */
     uint8_t aopcode;
     uint32_t req_id;
     uint32_t stag;
@@ -100,11 +101,11 @@ typedef struct iw_rdmap_atomic_resp {
 /* One DDP segment decoded as RDMAP. */
 typedef struct iw_rdmap_msg {
     iw_ddp_hdr ddp;
-    uint8_t rv;     /* RDMAP version */
-    uint8_t rsv;    /* RDMAP Control reserved bits */
+    uint8_t rv;  /* RDMAP version */
+    uint8_t rsv; /* RDMAP Control reserved bits */
     uint8_t opcode;
-    bool has_hdr;   /* the opcode's own header was decoded from this segment */
-    bool deferred;  /* the IW_ERR_PROTO verdict is certain whatever the receiver's
+    bool has_hdr;  /* the opcode's own header was decoded from this segment */
+    bool deferred; /* the IW_ERR_PROTO verdict is certain whatever the receiver's
                      * state, but a receiver meets it after its stateful checks
                      * (MSN, IRD, STag), whose own Terminate may come first:
                      * a misaligned Atomic Request (RFC 7306 §8.2) */
@@ -117,8 +118,8 @@ typedef struct iw_rdmap_msg {
     } u;
     const uint8_t *payload; /* ULP payload (Write, Read Response, Send*) */
     size_t payload_len;
-    size_t seg_len;         /* whole DDP segment, header included */
-    uint32_t notes;         /* IW_NOTE() bits */
+    size_t seg_len; /* whole DDP segment, header included */
+    uint32_t notes; /* IW_NOTE() bits */
 } iw_rdmap_msg;
 
 /* Decode one DDP segment (an MPA ULPDU) and apply every check that needs no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Shadow analysis: the receive-side state an RNIC keeps, rebuilt from a
  * capture, and the Terminate a conformant receiver must send.
  *
@@ -107,7 +108,7 @@ typedef enum iw_shadow_note {
 #define IW_X_(name, rfc, text) IW_SHADOW_NOTE_BIT_##name,
     IW_SHADOW_NOTE_LIST(IW_X_)
 #undef IW_X_
-    IW_SHADOW_NOTE_COUNT_
+        IW_SHADOW_NOTE_COUNT_
 } iw_shadow_note;
 #define IW_SHADOW_NOTE(name) (1u << IW_SHADOW_NOTE_BIT_##name)
 
@@ -122,20 +123,20 @@ typedef struct iw_shadow_result {
      * receiver must close (Initiator/Initiator); IW_VERDICT_OK otherwise.
      * Stateless verdicts stay the caller's (see iw_shadow_fpdu's pre). */
     iw_verdict verdict;
-    iw_shadow_rule rule;  /* the rule behind verdict (NONE when ok) */
-    unsigned assume;      /* IW_SHADOW_ASSUME_* the verdict rests on */
-    uint32_t notes;       /* IW_SHADOW_NOTE() bits */
+    iw_shadow_rule rule; /* the rule behind verdict (NONE when ok) */
+    unsigned assume;     /* IW_SHADOW_ASSUME_* the verdict rests on */
+    uint32_t notes;      /* IW_SHADOW_NOTE() bits */
     bool has_ref;
-    uint64_t ref;         /* id of the earlier frame the verdict refers to: the
+    uint64_t ref;      /* id of the earlier frame the verdict refers to: the
                              request a response was matched with, the Send with
                              Invalidate; for SENT_AFTER_TERMINATE the sender's
                              Terminate */
-    uint64_t ended_in;    /* AFTER_TERMINATE: id of the frame that ended the
+    uint64_t ended_in; /* AFTER_TERMINATE: id of the frame that ended the
                              receiver's stream */
-    uint32_t expected;    /* MSN / MO that was due, or the IRD that was exceeded */
-    bool judged;          /* false: not judged at all (its receiver had
+    uint32_t expected; /* MSN / MO that was due, or the IRD that was exceeded */
+    bool judged;       /* false: not judged at all (its receiver had
                              already terminated, or MPA exited) */
-    bool rtr;             /* this FPDU is the initiator's RFC 6581 RTR */
+    bool rtr;          /* this FPDU is the initiator's RFC 6581 RTR */
 } iw_shadow_result;
 
 /* ---- state (caller-owned; private fields start with _) ---- */
@@ -144,29 +145,29 @@ typedef struct iw_shadow_result {
 #define IW_SHADOW_INV_MAX 32 /* invalidated STags remembered per endpoint */
 
 typedef struct iw_shadow_req {
-    uint64_t id;         /* frame of the request */
+    uint64_t id; /* frame of the request */
     bool atomic;
-    uint32_t sink_stag;  /* Read */
+    uint32_t sink_stag; /* Read */
     uint64_t sink_to;
     uint32_t size;
-    uint32_t req_id;     /* Atomic */
+    uint32_t req_id; /* Atomic */
 } iw_shadow_req;
 
 typedef struct iw_shadow_inv {
     uint32_t stag;
-    uint64_t id;         /* frame of the Send with Invalidate */
+    uint64_t id; /* frame of the Send with Invalidate */
 } iw_shadow_inv;
 
 /* One endpoint, named by the direction it sends on: endpoint e sends
  * direction e and receives direction !e. */
 typedef struct iw_shadow_end {
     /* as a sender */
-    bool _sent_fpdu;         /* any FPDU sent */
-    bool _sent_valid;        /* an FPDU that passed the MPA checks */
-    bool _term_sent;         /* its Terminate was seen: it MUST NOT send more */
+    bool _sent_fpdu;  /* any FPDU sent */
+    bool _sent_valid; /* an FPDU that passed the MPA checks */
+    bool _term_sent;  /* its Terminate was seen: it MUST NOT send more */
     uint64_t _term_id;
-    bool _snd_known;         /* QN 0 sender-side sequence known (notes) */
-    bool _snd_from_start;    /* ... from the start of Full Operation */
+    bool _snd_known;      /* QN 0 sender-side sequence known (notes) */
+    bool _snd_from_start; /* ... from the start of Full Operation */
     bool _snd_in_msg;
     uint32_t _snd_msn, _snd_next_mo;
     /* requests it sent (its ORD queue), answered in the other direction */
@@ -174,11 +175,11 @@ typedef struct iw_shadow_end {
     unsigned _req_head, _req_count;
     iw_shadow_req _req[IW_SHADOW_REQ_MAX];
     /* as a receiver */
-    bool _dead;              /* its receive side stopped: it sent or received a
+    bool _dead; /* its receive side stopped: it sent or received a
                                 Terminate, or must have sent one */
     uint64_t _dead_id;
-    bool _q0_known;          /* QN 0: lowest MSN not yet completed, and */
-    uint32_t _q0_base;       /* which of the next 64 completed already */
+    bool _q0_known;    /* QN 0: lowest MSN not yet completed, and */
+    uint32_t _q0_base; /* which of the next 64 completed already */
     uint64_t _q0_done;
     bool _q1_known, _q2_known, _q3_known;
     uint32_t _q1_msn, _q2_msn, _q3_msn;
@@ -190,13 +191,13 @@ typedef struct iw_shadow_end {
 } iw_shadow_end;
 
 typedef struct iw_shadow {
-    int _init_dir;           /* direction of the MPA Request's sender; -1 unknown */
+    int _init_dir; /* direction of the MPA Request's sender; -1 unknown */
     bool _req_seen, _req_enh;
     iw_mpa_v2 _req_v2;
-    bool _exited;            /* MPA exited (reject) or the startup was closed */
-    bool _full;              /* Full Operation with the startup in the capture */
-    bool _rtr_due;           /* peer-to-peer: the initiator's first FPDU is the RTR */
-    unsigned _rtr_offer;     /* RTR types the Reply offers: bit 0 Send, 1 Write, 2 Read */
+    bool _exited;        /* MPA exited (reject) or the startup was closed */
+    bool _full;          /* Full Operation with the startup in the capture */
+    bool _rtr_due;       /* peer-to-peer: the initiator's first FPDU is the RTR */
+    unsigned _rtr_offer; /* RTR types the Reply offers: bit 0 Send, 1 Write, 2 Read */
     iw_shadow_end _end[2];
 } iw_shadow;
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Basic types shared by every libiwarp module. */
 #ifndef IWARP_TYPES_H
 #define IWARP_TYPES_H

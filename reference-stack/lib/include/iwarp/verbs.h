@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A small verbs-like API over TCP: devices, completion queues, queue pairs,
  * connect/listen, post_send/post_recv/poll.
  *

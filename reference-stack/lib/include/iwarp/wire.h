@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Byte order lives here and nowhere else: network order (big-endian) loads
  * and stores of iWARP header fields, for the library and for programs that
  * build or read such fields themselves (iwarp-decode, iwarp-perf). The CRC

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Robustness: iwarp-decode never crashes on garbage. Random octets, random
  * MPA-looking starts, mutated copies of the sample streams and random
  * hex-dump-looking text go through the real binary with a spread of
@@ -490,9 +491,9 @@ int main(int argc, char **argv) {
         if (sl <= len)
             memcpy(buf, st, sl);
         if (r % 5 == 1 && len > 20) {
-            buf[17] = (uint8_t)(1 + r % 3);       /* a plausible Rev */
+            buf[17] = (uint8_t)(1 + r % 3); /* a plausible Rev */
             buf[18] = 0;
-            buf[19] = (uint8_t)(r * 7 % 40);      /* and PD_Length */
+            buf[19] = (uint8_t)(r * 7 % 40); /* and PD_Length */
         }
         spit(path, buf, len);
         char what[64];

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* gen_pcaps: synthetic captures for iwarp-decode's capture mode. The iWARP
  * streams come from libiwarp's encoders; the pcap and pcapng files, link
  * headers, IP and TCP are written here byte by byte, so the tests control

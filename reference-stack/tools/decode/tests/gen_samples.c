@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* gen_samples: builds the sample streams in reference-stack/tools/samples/
  * with libiwarp's ENCODERS, so the samples and the decoder can only agree
  * if the codecs are symmetric. A ctest regenerates them and compares byte

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for the hex dump reader behind iwarp-decode --hex: every dialect in
  * tests/dialects/ must give the octets of dialects/small.bin (a copy of
  * samples/mpa-v1-reply-nocrc.bin) however the text is chunked, and the
@@ -123,9 +124,18 @@ static char *slurp(const char *name, size_t *len) {
 
 IW_TEST(dialects_match_binary) {
     static const char *const files[] = {
-        "xxd.txt",           "xxd-g1.txt",       "xxd-p.txt",          "hexdump-C.txt",
-        "od.txt",            "wireshark.txt",    "wireshark-bytes.txt", "tcpdump-X.txt",
-        "tcpdump-xx.txt",    "plain-groups.txt", "plain-colons.txt",   "plain-0x.txt",
+        "xxd.txt",
+        "xxd-g1.txt",
+        "xxd-p.txt",
+        "hexdump-C.txt",
+        "od.txt",
+        "wireshark.txt",
+        "wireshark-bytes.txt",
+        "tcpdump-X.txt",
+        "tcpdump-xx.txt",
+        "plain-groups.txt",
+        "plain-colons.txt",
+        "plain-0x.txt",
         "plain-oneline.txt",
     };
     size_t blen;
@@ -142,8 +152,8 @@ IW_TEST(dialects_match_binary) {
         for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
             result r = parse_step(text, tlen, steps[s]);
             if (r.rc != 0 || r.out.len != blen || memcmp(r.out.p, bin, blen) != 0)
-                fprintf(stderr, "  %s (step %zu): rc=%d len=%zu/%zu %s\n", files[i], steps[s],
-                        r.rc, r.out.len, blen, r.err);
+                fprintf(stderr, "  %s (step %zu): rc=%d len=%zu/%zu %s\n", files[i], steps[s], r.rc,
+                        r.out.len, blen, r.err);
             CHECK_EQ(r.rc, 0);
             CHECK_EQ(r.out.len, blen);
             if (r.out.len == blen)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwd_pcap (packet parsing).
  *
  * Parsing: each link type and IP version, extension headers, TCP options,
@@ -287,4 +288,4 @@ IW_TEST(test_capture_magic) {
 IW_TEST_MAIN("iwd_pcap", IW_CASE(test_ethernet_ipv4_options_padding),
              IW_CASE(test_vlan_sll_null_loop_raw), IW_CASE(test_not_tcp_fragments_malformed),
              IW_CASE(test_every_truncation), IW_CASE(test_random_packets),
-             IW_CASE(test_capture_magic),)
+             IW_CASE(test_capture_magic), )

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwd_tcp: one direction's reassembly. Each case feeds segments and checks
  * the events: in-order runs, out-of-order placement, retransmissions (whole
  * and partial), conflicting overlaps, gaps (end of capture, RST, peer ACK,

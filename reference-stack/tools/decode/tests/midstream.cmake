@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Decoding a stream cut at an FPDU boundary, with the right grid offset,
 # gives the same frames as decoding it whole (offsets aside).
 #   -DTOOL=iwarp-decode  -DBIN=whole stream  -DWORK=scratch dir

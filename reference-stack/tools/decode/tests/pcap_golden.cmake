@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # One capture of pcaps/ against its expected decode. The exit status must
 # be 1 when the expected output holds a verdict other than ok, else 0; a
 # capture without an expected decode fails, so none is forgotten.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Cross-check with the Wireshark plugin: every capture in pcaps/valid.list
 # (the plugin's zero-warning list) must decode with no verdict other than
 # ok, as iWARP (no not_iwarp record), with at least one FPDU.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs iwarp-decode once and checks what it did. Used by ctest (cmake -P),
 # so the tests need no Python or shell.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The committed samples must be exactly what gen_samples produces from the
 # library's encoders, so they cannot drift from the code.
 #   -DGEN_DIR=dir   where the gen_samples fixture wrote its output

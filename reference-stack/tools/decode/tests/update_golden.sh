@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Regenerates the golden outputs in golden/ (and pcaps/expected-decode/) with
 # a built iwarp-decode; gen_pcaps from the same build directory writes the
 # synthetic captures. Review every diff against the RFCs before committing:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarp-perf's watchdog: it fires IDLE_NS after the last completion or
  * octet moved, not up to twice that (issue 16: it fired after 38-40 s). */
 #include "iw_test.h"

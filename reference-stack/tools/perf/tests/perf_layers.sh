@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # perf_layers.sh NM LAYER... : calls between object files go one way, down.
 #
 # Each LAYER is a ':'-separated list of object files or archives, the top

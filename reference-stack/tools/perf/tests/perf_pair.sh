@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # ctest driver for iwarp-perf (no timing assertions).
 #
 #   perf_pair.sh pair IWARP_PERF "SERVER_ARGS" CLIENT_ARGS...

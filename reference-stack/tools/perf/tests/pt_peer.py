@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A malformed perftest peer for iwarp-perf --perftest (ctest, no guest).
 
 iwarp-target's agent protocol (docs/agent-protocol.md) drives one RDMA

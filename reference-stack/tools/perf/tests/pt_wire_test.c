@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pt_wire: perftest's communication-QP messages. Golden vectors are octets
  * of a capture of ib_write_bw -R (perftest 4.5-0.17, "6.06") over siw,
  * client side, -s 1024 -n 5. */

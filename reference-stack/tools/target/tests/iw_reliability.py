@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """iwarp-target under hostile runners and peers (issue 16; ctest label
 "reliability"; docs/agent-protocol.md "Limits" says what is bounded).
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarp-target end to end: the agent protocol over its socket (including
  * malformed requests), and real RDMA traffic over loopback between the
  * target and a verbs client in this process. argv[1] is the iwarp-target
@@ -126,14 +127,26 @@ IW_TEST(malformed_requests_get_errors_and_service_continues) {
     REQUIRE(fd >= 0);
     iw_json_doc d;
     static const char *bad[] = {
-        "{", "[]", "42", "{\"op\":1}", "{\"op\":\"fly\"}", "{\"op\":\"reg_mr\"}",
-        "{\"op\":\"reg_mr\",\"len\":-1}", "{\"op\":\"reg_mr\",\"len\":16,\"access\":[\"root\"]}",
-        "{\"op\":\"reg_mr\",\"len\":99999999999}", "{\"op\":\"read_mr\",\"stag\":\"0xzz\"}",
+        "{",
+        "[]",
+        "42",
+        "{\"op\":1}",
+        "{\"op\":\"fly\"}",
+        "{\"op\":\"reg_mr\"}",
+        "{\"op\":\"reg_mr\",\"len\":-1}",
+        "{\"op\":\"reg_mr\",\"len\":16,\"access\":[\"root\"]}",
+        "{\"op\":\"reg_mr\",\"len\":99999999999}",
+        "{\"op\":\"read_mr\",\"stag\":\"0xzz\"}",
         "{\"op\":\"write_mr\",\"stag\":1,\"offset\":0,\"data_hex\":\"abc\"}",
-        "{\"op\":\"post_send\",\"kind\":\"teleport\"}", "{\"op\":\"post_send\",\"kind\":\"send\"}",
-        "{\"op\":\"connect\",\"host\":\"nowhere\",\"port\":1}", "{\"op\":\"listen\",\"mpa\":7}",
-        "{\"op\":\"listen\",\"mpa\":{\"rev\":9}}", "{\"op\":\"listen\",\"mpa\":{\"rtr\":\"fax\"}}",
-        "{\"op\":\"dereg_mr\",\"stag\":12345}", "\"\\uZZZZ\"", "{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
+        "{\"op\":\"post_send\",\"kind\":\"teleport\"}",
+        "{\"op\":\"post_send\",\"kind\":\"send\"}",
+        "{\"op\":\"connect\",\"host\":\"nowhere\",\"port\":1}",
+        "{\"op\":\"listen\",\"mpa\":7}",
+        "{\"op\":\"listen\",\"mpa\":{\"rev\":9}}",
+        "{\"op\":\"listen\",\"mpa\":{\"rtr\":\"fax\"}}",
+        "{\"op\":\"dereg_mr\",\"stag\":12345}",
+        "\"\\uZZZZ\"",
+        "{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
         "{\"op\":\"post_recv\",\"len\":8}"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         REQUIRE(agent_rq(fd, bad[i], &d) == 0);
@@ -197,12 +210,18 @@ IW_TEST(rdma_over_loopback_against_the_target) {
 
     REQUIRE(agent_rq(fd, "{\"op\":\"reset\"}", &d) == 0 && resp_ok(&d));
     iw_json_free(&d);
-    REQUIRE(agent_rq(fd, "{\"op\":\"reg_mr\",\"len\":4096,\"access\":[\"remote_write\",\"remote_read\"],\"fill\":7}", &d) == 0);
+    REQUIRE(agent_rq(fd,
+                     "{\"op\":\"reg_mr\",\"len\":4096,\"access\":[\"remote_write\",\"remote_read\"]"
+                     ",\"fill\":7}",
+                     &d) == 0);
     REQUIRE(resp_ok(&d));
     uint32_t tstag = (uint32_t)resp_u64(&d, "stag");
     uint64_t tto = resp_u64(&d, "to");
     iw_json_free(&d);
-    REQUIRE(agent_rq(fd, "{\"op\":\"listen\",\"port\":0,\"mpa\":{\"rev\":2,\"crc\":true,\"markers\":true,\"p2p\":true}}", &d) == 0);
+    REQUIRE(agent_rq(fd,
+                     "{\"op\":\"listen\",\"port\":0,\"mpa\":{\"rev\":2,\"crc\":true,\"markers\":"
+                     "true,\"p2p\":true}}",
+                     &d) == 0);
     REQUIRE(resp_ok(&d));
     uint16_t port = (uint16_t)resp_u64(&d, "port");
     iw_json_free(&d);
@@ -222,14 +241,18 @@ IW_TEST(rdma_over_loopback_against_the_target) {
     uint8_t data[3000];
     for (size_t i = 0; i < sizeof data; i++)
         data[i] = (uint8_t)(i * 11 + 5);
-    iw_send_wr w = {.op = IW_WR_WRITE, .wr_id = 1, .data = data, .len = sizeof data,
-                    .remote_stag = tstag, .remote_to = tto + 100};
+    iw_send_wr w = {.op = IW_WR_WRITE,
+                    .wr_id = 1,
+                    .data = data,
+                    .len = sizeof data,
+                    .remote_stag = tstag,
+                    .remote_to = tto + 100};
     REQUIRE(iw_qp_post_send(c.qp, &w) == 0);
     REQUIRE(client_wait(&c, IW_EV_WRITE_DONE, NULL));
     char q[256];
     for (int tries = 0; tries < 50; tries++) { /* the target places asynchronously */
-        snprintf(q, sizeof q, "{\"op\":\"read_mr\",\"stag\":\"0x%08x\",\"offset\":100,\"len\":3000}",
-                 tstag);
+        snprintf(q, sizeof q,
+                 "{\"op\":\"read_mr\",\"stag\":\"0x%08x\",\"offset\":100,\"len\":3000}", tstag);
         REQUIRE(agent_rq(fd, q, &d) == 0 && resp_ok(&d));
         const iw_json *hex = iw_json_get(&d, &d.nodes[0], "data_hex");
         uint8_t *got = NULL;
@@ -244,7 +267,8 @@ IW_TEST(rdma_over_loopback_against_the_target) {
         CHECK(tries < 49);
         usleep(10000);
     }
-    snprintf(q, sizeof q, "{\"op\":\"read_mr\",\"stag\":\"0x%08x\",\"offset\":0,\"len\":100}", tstag);
+    snprintf(q, sizeof q, "{\"op\":\"read_mr\",\"stag\":\"0x%08x\",\"offset\":0,\"len\":100}",
+             tstag);
     REQUIRE(agent_rq(fd, q, &d) == 0 && resp_ok(&d));
     const iw_json *head = iw_json_get(&d, &d.nodes[0], "data_hex");
     CHECK(head && head->len == 200 && !strncmp(head->str, "0707070707", 10));
@@ -253,7 +277,8 @@ IW_TEST(rdma_over_loopback_against_the_target) {
     /* A Send to posted target buffers shows up as a recv event with its data. */
     REQUIRE(agent_rq(fd, "{\"op\":\"post_recv\",\"len\":64,\"count\":2}", &d) == 0 && resp_ok(&d));
     iw_json_free(&d);
-    iw_send_wr sw = {.op = IW_WR_SEND_SE, .wr_id = 2, .data = (const uint8_t *)"hello target", .len = 12};
+    iw_send_wr sw = {
+        .op = IW_WR_SEND_SE, .wr_id = 2, .data = (const uint8_t *)"hello target", .len = 12};
     REQUIRE(iw_qp_post_send(c.qp, &sw) == 0);
     const iw_json *rv = wait_event(fd, &d, "recv");
     REQUIRE(rv);
@@ -281,7 +306,8 @@ IW_TEST(rdma_over_loopback_against_the_target) {
     const iw_json *stt = iw_json_get(&d, rd, "status");
     CHECK(stt && !strcmp(stt->str, "ok"));
     iw_json_free(&d);
-    snprintf(q, sizeof q, "{\"op\":\"read_mr\",\"stag\":\"0x%08x\",\"offset\":1024,\"len\":512}", tstag);
+    snprintf(q, sizeof q, "{\"op\":\"read_mr\",\"stag\":\"0x%08x\",\"offset\":1024,\"len\":512}",
+             tstag);
     REQUIRE(agent_rq(fd, q, &d) == 0 && resp_ok(&d));
     uint8_t *got = NULL;
     size_t gl = 0;
@@ -293,8 +319,12 @@ IW_TEST(rdma_over_loopback_against_the_target) {
 
     /* A Write past the region's end: the target answers with Terminate
      * 1/1/1, places nothing, and its guard octets are intact. */
-    iw_send_wr bad = {.op = IW_WR_WRITE, .wr_id = 3, .data = data, .len = 200,
-                      .remote_stag = tstag, .remote_to = tto + 4000};
+    iw_send_wr bad = {.op = IW_WR_WRITE,
+                      .wr_id = 3,
+                      .data = data,
+                      .len = 200,
+                      .remote_stag = tstag,
+                      .remote_to = tto + 4000};
     REQUIRE(iw_qp_post_send(c.qp, &bad) == 0);
     REQUIRE(client_wait(&c, IW_EV_TERM_RECEIVED, &ev));
     CHECK_EQ(ev.term.triple, IW_TERM_DDP_T_BASE_BOUNDS);
@@ -309,7 +339,8 @@ IW_TEST(rdma_over_loopback_against_the_target) {
     const iw_json *in = iw_json_get(&d, &d.nodes[0], "intact");
     CHECK(in && in->b);
     iw_json_free(&d);
-    snprintf(q, sizeof q, "{\"op\":\"read_mr\",\"stag\":\"0x%08x\",\"offset\":3900,\"len\":196}", tstag);
+    snprintf(q, sizeof q, "{\"op\":\"read_mr\",\"stag\":\"0x%08x\",\"offset\":3900,\"len\":196}",
+             tstag);
     REQUIRE(agent_rq(fd, q, &d) == 0 && resp_ok(&d));
     const iw_json *tail = iw_json_get(&d, &d.nodes[0], "data_hex");
     bool untouched = tail && tail->len == 392;
@@ -382,10 +413,18 @@ IW_TEST(dereg_under_a_queued_read_response) {
     iw_rnic *rn = iw_dev_rnic(c.dev);
     REQUIRE(iw_mr_reg(rn, c.pd, sink1, big, 0, IW_ACCESS_LOCAL_WRITE, &s1) == 0);
     REQUIRE(iw_mr_reg(rn, c.pd, sink2, small, 0, IW_ACCESS_LOCAL_WRITE, &s2) == 0);
-    iw_send_wr r1 = {.op = IW_WR_READ, .wr_id = 1, .len = big, .local_stag = s1,
-                     .remote_stag = big_st, .remote_to = big_to};
-    iw_send_wr r2 = {.op = IW_WR_READ, .wr_id = 2, .len = small, .local_stag = s2,
-                     .remote_stag = small_st, .remote_to = small_to};
+    iw_send_wr r1 = {.op = IW_WR_READ,
+                     .wr_id = 1,
+                     .len = big,
+                     .local_stag = s1,
+                     .remote_stag = big_st,
+                     .remote_to = big_to};
+    iw_send_wr r2 = {.op = IW_WR_READ,
+                     .wr_id = 2,
+                     .len = small,
+                     .local_stag = s2,
+                     .remote_stag = small_st,
+                     .remote_to = small_to};
     /* The client stops reading (post_send writes the Read Requests out
      * itself): the 8 MiB response fills both socket buffers and the 64 KiB
      * one waits behind it in the target. */
@@ -468,8 +507,8 @@ int main(int argc, char **argv) {
     start_target();
     static const iw_test_case cases[] = {
         IW_CASE(malformed_requests_get_errors_and_service_continues),
-        IW_CASE(rdma_over_loopback_against_the_target),
-        IW_CASE(dereg_under_a_queued_read_response), IW_CASE(sessions_one_after_another)};
+        IW_CASE(rdma_over_loopback_against_the_target), IW_CASE(dereg_under_a_queued_read_response),
+        IW_CASE(sessions_one_after_another)};
     int rc = iw_test_run("target", cases, sizeof cases / sizeof *cases, 1, argv);
     int before = iw_test_failed_checks;
     stop_target();
