@@ -20,14 +20,16 @@ void iwc_tx_start(iwc_tx *tx, bool markers, bool crc) {
 }
 
 int iwc_seg_encode(const iw_rdmap_msg *m, const uint8_t *pay, size_t paylen, iwc_buf *out) {
-    uint8_t *seg = malloc(IW_MPA_ULPDU_MAX);
-    if (!seg)
-        return IW_ERR_NOMEM;
-    iw_ssize n = iw_peer_seg(seg, IW_MPA_ULPDU_MAX, m, pay, paylen);
+    /* Headers by the library's encoder, the payload appended: no ULPDU-sized
+     * scratch copy per segment. */
+    uint8_t hdr[IW_DDP_UNTAGGED_HDR_LEN + IW_RDMAP_ATOMIC_REQ_LEN + 8];
+    iw_ssize n = iw_rdmap_encode_hdr(hdr, sizeof hdr, m);
+    if (n < 0)
+        return (int)n;
     out->len = 0;
-    int rc = n < 0 ? (int)n : iwc_buf_add(out, seg, (size_t)n) < 0 ? IW_ERR_NOMEM : 0;
-    free(seg);
-    return rc;
+    if (iwc_buf_add(out, hdr, (size_t)n) < 0 || iwc_buf_add(out, pay, paylen) < 0)
+        return IW_ERR_NOMEM;
+    return 0;
 }
 
 size_t iwc_seg_hdr_len(const uint8_t *seg, size_t len) {
