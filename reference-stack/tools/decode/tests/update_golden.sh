@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Regenerates the golden outputs in golden/ (and pcaps/expected-decode/) with
-# a built iwarp-decode; gen_pcaps from the same build directory writes the
+# a built iwarp-decode (BUILD/bin/iwarp-decode); gen_pcaps from the same build writes the
 # synthetic captures. Review every diff against the RFCs before committing:
 # the goldens are the contract the ctest cases hold the tool to.
 #   tools/tests/update_golden.sh path/to/iwarp-decode
 set -euo pipefail
 tool=$(realpath "${1:?usage: update_golden.sh path/to/iwarp-decode}")
-gen=$(dirname "$tool")/gen_pcaps
+# gen_pcaps is a test helper: built beside the tool's sources, not in bin/.
+gen=$(dirname "$tool")/../reference-stack/tools/decode/gen_pcaps
+[ -x "$gen" ] || gen=$(dirname "$tool")/gen_pcaps
+[ -x "$gen" ] || { echo "update_golden.sh: gen_pcaps not built beside $tool" >&2; exit 2; }
 cd "$(dirname "$0")"
 s=../samples g=golden i=inputs
 run() { local out=$1; shift; "$tool" "$@" > "$g/$out" || [ $? -eq 1 ]; }
@@ -25,7 +28,7 @@ run request-only.jsonl --json --hex $i/request-only.hex
 run truncated.jsonl --json --hex $i/truncated.hex
 
 # Captures in pcaps/.
-p=../../../pcaps x=../../../pcaps/expected-decode
+p=../../../../pcaps x=../../../../pcaps/expected-decode
 mkdir -p $x
 for f in $p/*.pcap; do
   n=$(basename "$f" .pcap)
