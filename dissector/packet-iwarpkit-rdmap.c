@@ -505,15 +505,17 @@ static void link_response(packet_info *pinfo, iwk_fpdu_ctx *ctx, const iw_rdmap_
     s->is_resp = TRUE;
 }
 
-static void add_links(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const iwk_seg *s) {
+static void add_links(proto_tree *tree, tvbuff_t *tvb, const iwk_seg *s) {
     if (!s->req)
         return;
     proto_item *pi;
     if (s->is_resp) {
         pi = proto_tree_add_uint(tree, hf_request_in, tvb, 0, 0, s->req->frame);
         proto_item_set_generated(pi);
+        /* Latency as the docs define it: request to the first segment of
+         * its response, the same value on every segment of a Read Response. */
         nstime_t dt;
-        nstime_delta(&dt, &pinfo->abs_ts, &s->req->ts);
+        nstime_delta(&dt, &s->req->resp_ts, &s->req->ts);
         pi = proto_tree_add_time(tree, hf_response_time, tvb, 0, 0, &dt);
         proto_item_set_generated(pi);
     } else if (s->req->resp_frame) {
@@ -867,7 +869,7 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, i
             proto_item_set_generated(ti);
             wmem_strbuf_append(info, " [RTR]");
         }
-        add_links(rt, tvb, pinfo, s);
+        add_links(rt, tvb, s);
     }
     if (ctx->crc_bad)
         expert_add_info(pinfo, ri, &ei_not_tracked);
@@ -1117,7 +1119,9 @@ void proto_register_iwk_rdmap(void) {
           FRAMENUM_TYPE(FT_FRAMENUM_REQUEST), 0, NULL, HFILL}},
         {&hf_response_time,
          {"Response time", "iwk_rdmap.response_time", FT_RELATIVE_TIME, BASE_NONE, NULL, 0,
-          "Time from the Read/Atomic Request to the first segment of its response", HFILL}},
+          "Time from the Read/Atomic Request to the first segment of its response (the same "
+          "value on every segment of a multi-segment Read Response)",
+          HFILL}},
         {&hf_qp,
          {"Stream (QP)", "iwk_rdmap.qp", FT_UINT32, BASE_DEC, NULL, 0,
           "The TCP stream (tcp.stream) this RDMAP stream runs on", HFILL}},

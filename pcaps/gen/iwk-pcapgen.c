@@ -916,7 +916,7 @@ static void gen_bad_stateful(const char *dir) {
             break;
         case 5: { /* the responder Terminates, then sends on (RFC 5040 §5.4) */
             iw_rdmap_msg t = iw_rdmap_msg_untagged(IW_OP_TERMINATE, 2, 1, 0, true);
-            s_msg(&s1, &t, NULL, 0); /* 0/0/0x00 Local Catastrophic Error */
+            s_msg(&s1, &t, NULL, 0); /* 0/0/0x00 RDMA Local Catastrophic Error */
             flush(K, 1, &s1, 1460);
             m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1, 0, true);
             s_msg(&s1, &m, pay, 24);

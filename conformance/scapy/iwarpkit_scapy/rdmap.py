@@ -74,15 +74,16 @@ class RDMAPReadRequest(_FixedHeader):
 #: Terminate Layer values (RFC 5040 §4.8 Fig. 9; RFC 6580 §3).
 TERM_LAYERS = {0x0: "RDMA", 0x1: "DDP", 0x2: "LLP"}
 
-#: Error Types per Layer (RFC 6580 §3.1-3.3; Layer 2 EType 0 is MPA).
+#: Error Types per Layer (RFC 6580 §3.1-3.3; Layer 2 EType 0 is MPA). The two
+#: Local Catastrophic types carry their layer, as in libiwarp's err.h.
 TERM_ETYPES = {
     0x0: {
-        0x0: "Local Catastrophic Error",
+        0x0: "RDMA Local Catastrophic Error",
         0x1: "Remote Protection Error",
         0x2: "Remote Operation Error",
     },
     0x1: {
-        0x0: "Local Catastrophic",
+        0x0: "DDP Local Catastrophic",
         0x1: "Tagged Buffer Error",
         0x2: "Untagged Buffer Error",
         0x3: "Reserved for use by Lower Layer Protocol",
@@ -150,7 +151,7 @@ _TERM_CODE_NAMES = {
         0x09: "Steering Tag cannot be Invalidated",
         0xFF: "Unspecified Error",
     },
-    (0x1, 0x0): {0x00: "Local Catastrophic"},
+    (0x1, 0x0): {0x00: "DDP Local Catastrophic"},
     (0x1, 0x1): {
         0x00: "Invalid Steering Tag",
         0x01: "Base or bounds violation",
@@ -178,7 +179,7 @@ _TERM_CODE_NAMES = {
 }
 # "ALL" entries: every code of these types is registered.
 _TERM_ALL_CODES = {
-    (0x0, 0x0): "Local Catastrophic Error",
+    (0x0, 0x0): "RDMA Local Catastrophic Error",
     (0x1, 0x3): "Reserved for use by Lower Layer Protocol",
 }
 for _key, _text in _TERM_ALL_CODES.items():

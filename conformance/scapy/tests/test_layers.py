@@ -242,7 +242,7 @@ def test_error_registry():
     assert len(TERM_ERRORS) == 33
     for name, triple in TERM_ERRORS.items():
         assert term_error_name(*triple), name
-    assert term_error_name(0, 0, 0x42) == "Local Catastrophic Error"  # "ALL" codes
+    assert term_error_name(0, 0, 0x42) == "RDMA Local Catastrophic Error"  # "ALL" codes
     assert term_error_name(1, 2, 0) is None  # no untagged code 0x00
     assert term_error_name(2, 0, 7) == "No matching RTR option"
 

@@ -20,7 +20,7 @@ typedef struct {
 /* RFC 6580 §3.1 (RDMAP), §3.2 (DDP), §3.3 + RFC 6581 §11 (MPA). */
 static const term_row term_rows[] = {
     /* 0x0/0x0/ALL: "ALL" types use code 0x00 for the constant */
-    {IW_TERM_RDMAP_LOCAL_CATASTROPHIC, 0x0000, "Local Catastrophic Error", "RFC 5040"},
+    {IW_TERM_RDMAP_LOCAL_CATASTROPHIC, 0x0000, "RDMA Local Catastrophic Error", "RFC 5040"},
     {IW_TERM_RDMAP_INVALID_STAG, 0x0100, "Remote Protection Error / Invalid Steering Tag",
      "RFC 5040"},
     {IW_TERM_RDMAP_BASE_BOUNDS, 0x0101, "Remote Protection Error / Base or bounds violation",
@@ -47,7 +47,7 @@ static const term_row term_rows[] = {
     {IW_TERM_RDMAP_OP_UNSPECIFIED, 0x02FF, "Remote Operation Error / Unspecified Error",
      "RFC 5040"},
     /* RFC 6580 §3.2 */
-    {IW_TERM_DDP_LOCAL_CATASTROPHIC, 0x1000, "Local Catastrophic", "RFC 5041"},
+    {IW_TERM_DDP_LOCAL_CATASTROPHIC, 0x1000, "DDP Local Catastrophic", "RFC 5041"},
     {IW_TERM_DDP_T_INVALID_STAG, 0x1100, "Tagged Buffer Error / Invalid Steering Tag", "RFC 5041"},
     {IW_TERM_DDP_T_BASE_BOUNDS, 0x1101, "Tagged Buffer Error / Base or bounds violation",
      "RFC 5041"},
@@ -136,7 +136,7 @@ IW_TEST(term_names_match_registry) {
     }
     /* "ALL" types: every code maps to the type's name (RFC 6580 §3.1, §3.2). */
     for (unsigned c = 0; c < 256; c++) {
-        CHECK(strcmp(iw_term_str((uint16_t)(0x0000 | c)), "Local Catastrophic Error") == 0);
+        CHECK(strcmp(iw_term_str((uint16_t)(0x0000 | c)), "RDMA Local Catastrophic Error") == 0);
         CHECK(strcmp(iw_term_str((uint16_t)(0x1300 | c)),
                      "Reserved for use by Lower Layer Protocol") == 0);
         CHECK(iw_term_rfc((uint16_t)(0x0000 | c)) != NULL);

@@ -22,9 +22,12 @@ IW_BEGIN_DECLS
 /* X(NAME, layer, etype, code, "RFC section", "registry name")
  * Registry names are RFC 6580 §3.1-3.3 (codes 5-7 of MPA: RFC 6581 §8,
  * named as IANA registered them in RFC 6581 §11).
- * Where the registry gives "ALL" codes we use code 0x00. */
+ * Where the registry gives "ALL" codes we use code 0x00. The two Local
+ * Catastrophic types carry their layer (as RFC 5040 §7.1's table names them):
+ * the registry's "Local Catastrophic" and "Local Catastrophic Error" differ
+ * by one word. */
 #define IW_TERM_LIST(X)                                                                            \
-    X(RDMAP_LOCAL_CATASTROPHIC, 0x0, 0x0, 0x00, "RFC 5040 §4.8", "Local Catastrophic Error")       \
+    X(RDMAP_LOCAL_CATASTROPHIC, 0x0, 0x0, 0x00, "RFC 5040 §4.8", "RDMA Local Catastrophic Error")  \
     X(RDMAP_INVALID_STAG, 0x0, 0x1, 0x00, "RFC 5040 §4.8",                                         \
       "Remote Protection Error / Invalid Steering Tag")                                            \
     X(RDMAP_BASE_BOUNDS, 0x0, 0x1, 0x01, "RFC 5040 §4.8",                                          \
@@ -51,7 +54,7 @@ IW_BEGIN_DECLS
       "Remote Operation Error / Steering Tag cannot be Invalidated")                               \
     X(RDMAP_OP_UNSPECIFIED, 0x0, 0x2, 0xFF, "RFC 5040 §4.8",                                       \
       "Remote Operation Error / Unspecified Error")                                                \
-    X(DDP_LOCAL_CATASTROPHIC, 0x1, 0x0, 0x00, "RFC 5041 §7.2", "Local Catastrophic")               \
+    X(DDP_LOCAL_CATASTROPHIC, 0x1, 0x0, 0x00, "RFC 5041 §7.2", "DDP Local Catastrophic")           \
     X(DDP_T_INVALID_STAG, 0x1, 0x1, 0x00, "RFC 5041 §7.2",                                         \
       "Tagged Buffer Error / Invalid Steering Tag")                                                \
     X(DDP_T_BASE_BOUNDS, 0x1, 0x1, 0x01, "RFC 5041 §7.2",                                          \
