@@ -4,6 +4,17 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer, where leaks fail the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Seconds per stage, printed at the end: the run must stay well under 20
+# minutes, and CI's log is where that is seen.
+times="" t_stage=$(date +%s) name_stage=""
+stage() { # stage NAME: close the previous one and start NAME
+  local now
+  now=$(date +%s)
+  [ -z "$name_stage" ] || times+="${name_stage} $((now - t_stage)) s; "
+  name_stage=$1 t_stage=$now
+}
+
+stage deps
 bash scripts/deps.sh
 
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -11,12 +22,14 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # the run fails at the end if any gated stage failed.
 stage_failed=0
 
+stage gcc
 echo "== gcc build and tests"
 cmake -S . -B build/gcc -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build/gcc -j"$jobs"
 mkdir -p build
 ctest --test-dir build/gcc --output-on-failure -j"$jobs" | tee build/ctest-gcc.log || stage_failed=1
 
+stage asan
 echo "== clang + ASan + UBSan build and tests"
 cmake -S . -B build/asan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DIW_SANITIZE=ON >/dev/null
 cmake --build build/asan -j"$jobs"
@@ -28,6 +41,7 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan --output-on-failure -j"$jobs" -LE '^(package|fuzz-ossbuild)$' |
   tee build/ctest-asan.log || stage_failed=1
 
+stage fuzz-smoke
 echo "== libFuzzer smoke: each harness in fuzz/fuzzers.txt fuzzes briefly under ASan + UBSan"
 cmake -S . -B build/fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DIW_FUZZ=ON \
   -DIW_FUZZ_SMOKE_SECONDS=15 -DIW_BUILD_BENCH=OFF >/dev/null
@@ -39,6 +53,7 @@ ctest --test-dir build/fuzz -L fuzz-smoke --output-on-failure -j"$jobs" | tee bu
 # What a user runs first is tested like everything else: README command A
 # end to end (its Release build and the suite against iwarp-target), then
 # the build types whose warnings could still differ, warnings fatal.
+stage main-job
 echo "== README command A: scripts/main.sh (Release build, the conformance suite against iwarp-target)"
 p4=0 f4=0
 if bash scripts/main.sh >build/main-job.log 2>&1; then
@@ -46,6 +61,7 @@ if bash scripts/main.sh >build/main-job.log 2>&1; then
 else
   tail -n 30 build/main-job.log; echo "main job: FAILED (build/main-job.log)"; f4=$((f4 + 1))
 fi
+stage build-types
 echo "== build types: warning-free with gcc and clang"
 # gcc's warnings depend on the optimiser (-Wmaybe-uninitialized at -O3
 # broke README command A once), so gcc gets -O0 and -Os here besides -O2
@@ -75,6 +91,7 @@ done
 # Within the stage, a test is not started with less of IWK_SIW_BUDGET
 # (seconds, default 900) left than it usually needs.
 siw_line=""
+stage siw
 if [ "${IWK_SIW:-some}" != 0 ]; then
   echo "== siw interop (ctest -L siw; IWK_SIW=${IWK_SIW:-some})"
   siw_t0=$(date +%s) budget=${IWK_SIW_BUDGET:-900}
@@ -123,6 +140,8 @@ summary() { # ctest log -> "passed failed skipped"
 read -r p1 f1 s1 < <(summary build/ctest-gcc.log)
 read -r p2 f2 s2 < <(summary build/ctest-asan.log)
 read -r p3 f3 s3 < <(summary build/ctest-fuzz.log)
+stage end
 [ -z "$siw_line" ] || echo "$siw_line"
+echo "stage times: ${times% }"
 echo "tests: $((p1 + p2 + p3 + p4)) passed, $((f1 + f2 + f3 + f4)) failed, $((s1 + s2 + s3)) skipped"
 [ "$f4" = 0 ] && [ "$stage_failed" = 0 ] || exit 1
