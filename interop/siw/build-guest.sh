@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Builds the disposable siw guest, or finds it in the cache.
 #
-#   interop/siw/build-guest.sh [--rebuild] [--print-dir]
+#   interop/siw/build-guest.sh [--rebuild] [--print-dir] [--smb]
 #
 # Result (docs/siw.md): $IWK_SIW_CACHE/<key>/ with vmlinuz, initrd.img,
 # rootfs.ext4 (the guest's disk, used read-only through a per-boot overlay),
@@ -15,9 +15,11 @@
 #      of IWK_SIW_KVERSION (initrd built by initramfs-tools, virtio modules)
 #   4. siw.ko built out of tree from linux-source-6.1 of the SAME version,
 #      against those headers, in the chroot; installed in /lib/modules/*/updates
-#   4b. cifs.ko and ksmbd.ko from the same source with SMB Direct on
+#   4b. with --smb only (storage.sh's SMB Direct capture): cifs.ko and
+#      ksmbd.ko from the same source with SMB Direct on
 #      (CONFIG_CIFS_SMB_DIRECT, CONFIG_SMB_SERVER_SMBDIRECT: Debian builds both
-#      without), ksmbd patched (ksmbd-*.patch); also in updates/
+#      without), ksmbd patched (ksmbd-*.patch); also in updates/. Minutes of
+#      compiling that no other test needs, so a cold smoke test skips it.
 #   5. the harness's guest files (guest/) installed; ext4 image made with
 #      mke2fs -d (no loop mount). Redone whenever guest/ changes.
 #
@@ -30,11 +32,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # Bump when the way the root is made changes (invalidates the cache).
 BUILD_REV=4
 
-rebuild=0 print_dir=0
+rebuild=0 print_dir=0 want_smb=0
 for a in "$@"; do
   case "$a" in
     --rebuild) rebuild=1 ;;
     --print-dir) print_dir=1 ;;
+    --smb) want_smb=1 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) iwk_die "unknown argument: $a (try --help)" 2 ;;
   esac
@@ -52,11 +55,20 @@ guest_hash=$(cd "$IWK_SIW_DIR/guest" && find . -type f -print0 | sort -z | xargs
 # only 4b and the image).
 SMB_REV=1
 smb_hash=$( { echo "$SMB_REV"; cat "$IWK_SIW_DIR"/ksmbd-*.patch; } | hash_of)
+# The image stamp says what the image holds: the guest files, and the SMB
+# modules' recipe or "nosmb".
+smb_done() { [[ -f "$KD/.smb.done" && "$(cut -d' ' -f1 "$KD/.smb.done")" == "$smb_hash" ]]; }
+image_ok() {
+  [[ -f "$KD/.image.done" ]] || return 1
+  local g m
+  read -r g m <"$KD/.image.done"
+  [[ $g == "$guest_hash" ]] || return 1
+  [[ $want_smb == 0 || $m == "$smb_hash" ]]
+}
 
 # Fast path: everything there and the guest files unchanged. No root needed.
 # (The host tools must be there too: a cache can outlive them.)
-if [[ $rebuild == 0 && -f "$KD/.image.done" && "$(cat "$KD/.image.done")" == "$guest_hash" ]] &&
-   [[ -f "$KD/.smb.done" && "$(cat "$KD/.smb.done")" == "$smb_hash" ]] &&
+if [[ $rebuild == 0 ]] && image_ok &&
    command -v qemu-system-x86_64 >/dev/null && command -v socat >/dev/null; then
   ln -sfn "$KEY" "$IWK_SIW_CACHE/current" 2>/dev/null || true
   # shellcheck disable=SC1091
@@ -255,7 +267,7 @@ fi
 # objects (smbdirect.o, transport_rdma.o) and #ifdef'd code inside the one
 # module, so setting them for this build alone is safe: as make variables for
 # the Makefiles and as -D for the C code (autoconf.h of the headers lacks them).
-if [[ ! -f "$KD/.smb.done" || "$(cat "$KD/.smb.done")" != "$smb_hash" ]]; then
+if [[ $want_smb == 1 ]] && ! smb_done; then
   t0=$(date +%s)
   chroot_up
   deb="$IWK_SIW_CACHE/debs/archives/linux-source-6.1_${IWK_KVERSION//:/%3a}_all.deb"
@@ -304,7 +316,7 @@ if [[ ! -f "$KD/.smb.done" || "$(cat "$KD/.smb.done")" != "$smb_hash" ]]; then
   done
   rm -rf "$ROOT$S"/fs/smb/*/.*.cmd "$ROOT$S"/fs/smb/*/*.o
   chroot_down
-  echo "$smb_hash" >"$KD/.smb.done"
+  echo "$smb_hash $(( $(date +%s) - t0 ))" >"$KD/.smb.done"
   iwk_log "cifs.ko and ksmbd.ko with SMB Direct built in $(( $(date +%s) - t0 )) s"
 fi
 
@@ -338,14 +350,20 @@ source "$KD/siw.env"
   echo "IWK_T_DEBOOTSTRAP=$(cat "$KD/.debootstrap.done")"
   echo "IWK_T_KERNEL=$(cat "$KD/.kernel.done")"
   echo "IWK_T_SIW=$(cat "$KD/.siw.done")"
-  echo "IWK_SMB_DIRECT=cifs.ko+ksmbd.ko $(cat "$KD/.smb.done") ($(cd "$IWK_SIW_DIR" && echo ksmbd-*.patch))"
+  if smb_done; then
+    read -r h t <"$KD/.smb.done"
+    echo "IWK_SMB_DIRECT=\"cifs.ko+ksmbd.ko $h ($(cd "$IWK_SIW_DIR" && echo ksmbd-*.patch))\""
+    echo "IWK_T_SMB=${t:-}"
+  else
+    echo "IWK_SMB_DIRECT=\"none (build-guest.sh --smb builds it)\""
+  fi
   echo "IWK_T_IMAGE=$(( $(date +%s) - t0 ))"
   # shellcheck disable=SC2016  # dpkg-query's own ${...}
   printf 'IWK_PACKAGES="%s"\n' "$(in_root dpkg-query -W -f='${Package}=${Version} ' \
       rdma-core ibverbs-providers perftest tcpdump iproute2 socat \
       nfs-kernel-server nvme-cli open-iscsi ksmbd-tools cifs-utils 2>/dev/null)"
 } >"$KD/manifest.env"
-echo "$guest_hash" >"$KD/.image.done"
+if smb_done; then echo "$guest_hash $smb_hash"; else echo "$guest_hash nosmb"; fi >"$KD/.image.done"
 ln -sfn "$KEY" "$IWK_SIW_CACHE/current"
 # Other keys' guests are stale (another kernel or package set): ~3 GiB each.
 if [[ ${IWK_SIW_KEEP_OLD:-0} != 1 ]]; then

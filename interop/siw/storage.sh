@@ -90,7 +90,7 @@ declare -A CLIENT=([nfsv3-rdma]="nfs 3" [nfsv41-rdma]="nfs 4.1" [nvmeof-rdma]=nv
 # --- the guest -------------------------------------------------------------------
 t_start=$(date +%s)
 rc=0
-bash "$IWK_SIW_DIR/build-guest.sh" || rc=$?
+bash "$IWK_SIW_DIR/build-guest.sh" --smb || rc=$?
 [[ $rc == "$IWK_EXIT_SKIP" ]] && exit "$IWK_EXIT_SKIP"
 [[ $rc == 0 ]] || iwk_die "build-guest.sh failed (rc=$rc)"
 if ! { (iwk_port_free "$IWK_SIW_CTL_PORT") && (iwk_port_free "$IWK_SIW_AGENT_PORT"); }; then
