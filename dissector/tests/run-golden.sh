@@ -18,6 +18,10 @@
 # outputs in expected/storage/. Captures named in
 # valid.list must produce no iwk_mpa.alert (our warnings/errors) and no
 # malformed-packet item.
+#
+# The captures run IWK_JOBS at a time (default: the number of cores): this
+# is the longest test of the suite, and a lone tshark leaves cores idle once
+# the other tests are done. Each one's report is printed in capture order.
 set -u
 
 update=${IWK_UPDATE:-0}
@@ -36,11 +40,9 @@ for f in "${fields[@]}"; do fargs+=(-e "$f"); done
 # (none of which appears on the captures without storage traffic).
 layers=iwk_mpa,iwk_ddp,iwk_rdmap,iwk_storage,iwk_rpcrdma,iwk_iser,iwk_nvmeof,rpcordma,rpc,nfs,iscsi,scsi,scsi_sbc,smb_direct,smb2
 
-pass=0
-fail=0
 valid=" $(cat "$pcaps/valid.list" 2>/dev/null | tr '\n' ' ') "
 
-check() { # name variant-suffix options...
+check() { # name variant-suffix options... -> prints its report, returns 1 on failure
   local name=$1 sfx=$2
   shift 2
   local base="$name$sfx"
@@ -57,8 +59,7 @@ check() { # name variant-suffix options...
   if [ $ok = 0 ] || grep -q -i -E "AddressSanitizer|runtime error|Segmentation|Abort" "$tmp/out/$base.err"; then
     echo "FAIL: $base: tshark failed"
     sed -n 1,40p "$tmp/out/$base.err"
-    fail=$((fail + 1))
-    return
+    return 1
   fi
   if [ "$update" = 1 ]; then
     mkdir -p "$pcaps/expected/$(dirname "$base")"
@@ -83,12 +84,17 @@ check() { # name variant-suffix options...
       fi
       ;;
   esac
-  if [ $ok = 1 ]; then
-    echo "ok: $base"
-    pass=$((pass + 1))
-  else
-    fail=$((fail + 1))
-  fi
+  [ $ok = 1 ] && echo "ok: $base"
+}
+
+max=${IWK_JOBS:-$(nproc 2>/dev/null || echo 2)}
+n=0
+mkdir -p "$tmp/rep"
+start() { # name variant-suffix options...: check in the background
+  while [ "$(jobs -rp | wc -l)" -ge "$max" ]; do wait -n || true; done
+  n=$((n + 1))
+  local r="$tmp/rep/$(printf %04d $n)"
+  { if check "$@"; then echo ok >"$r.st"; else echo fail >"$r.st"; fi; } >"$r.log" 2>&1 &
 }
 
 for p in "$pcaps"/*.pcap "$pcaps"/storage/*.pcap; do
@@ -104,12 +110,18 @@ for p in "$pcaps"/*.pcap "$pcaps"/storage/*.pcap; do
       sfx=""
       [ "$v" = default ] || sfx=".$v"
       # shellcheck disable=SC2086
-      check "$name" "$sfx" $opts
+      start "$name" "$sfx" $opts
     done <"$pcaps/$name.args"
   else
-    check "$name" ""
+    start "$name" ""
   fi
 done
+wait
 
+pass=0 fail=0
+for r in "$tmp"/rep/*.log; do
+  cat "$r"
+  if [ "$(cat "${r%.log}.st" 2>/dev/null)" = ok ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+done
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
