@@ -489,6 +489,91 @@ static void gen_midstream_markers(const char *dir) {
     free(s0.buf);
 }
 
+/* A long conversation cut to start mid-stream (issue 11): markers and CRC
+ * both ways, Sends of every size (several per segment when short, split
+ * into DDP segments when long), Writes, Read Requests and their multi-segment
+ * Read Responses, Sends back. TCP cuts segments at sizes unrelated to the
+ * FPDUs (a fixed pseudo-random sequence), so FPDUs are split across segments
+ * and several share one. The capture starts inside an FPDU of each direction
+ * (no SYN, no MPA startup) and the directions interleave. */
+static void gen_midstream_long(const char *dir) {
+    iw_pcapw_file *c = cap_open(dir, "midstream-long-markers-crc.pcap");
+    conn k = conn_new(c, 11, 40011, 4791, 0x10000000u, 0x20000000u);
+    stream s[2] = {stream_new(), stream_new()};
+    s[0].flags = s[1].flags = IW_MPA_CRC | IW_MPA_MARKERS;
+    /* As after an MPA startup 3 KiB ago: the grid started then (§4.3);
+     * FPDUs start 4-aligned to it (§4.2, PAD). */
+    s[0].pos = 3 * 1024 + 76;
+    s[1].pos = 3 * 1024 + 300;
+    uint8_t pay[4096];
+    fill(pay, sizeof pay, 11);
+    uint32_t msn0 = 100, msn1 = 200, rq = 40; /* QN 0 both ways; QN 1 Read Requests */
+    const size_t ddp_max = 1400;              /* largest DDP segment payload */
+    for (uint32_t i = 0; i < 120; i++) {
+        /* Client: a Send of 1 to ~3 KiB, split into DDP segments (MO). */
+        size_t n = 1 + (i * 389u) % 3000u;
+        for (size_t mo = 0; mo < n; mo += ddp_max) {
+            size_t part = n - mo < ddp_max ? n - mo : ddp_max;
+            iw_rdmap_msg m =
+                iw_rdmap_msg_untagged(IW_OP_SEND, 0, msn0, (uint32_t)mo, mo + part == n);
+            s_msg(&s[0], &m, pay + mo % 1024, part);
+        }
+        msn0++;
+        /* Client: an RDMA Write every other round. */
+        if (i % 2 == 0) {
+            iw_rdmap_msg m =
+                iw_rdmap_msg_tagged(IW_OP_WRITE, 0x0A0B0C01, 0x10000 + 0x100 * i, true);
+            s_msg(&s[0], &m, pay, 16 + i % 200);
+        }
+        /* Client: a Read Request every third round; the server's Read
+         * Response in DDP segments of ddp_max (RFC 5040 §5.2). */
+        if (i % 3 == 0) {
+            uint32_t size = 700 + 611 * (i % 5);
+            iw_rdmap_msg m = iw_rdmap_msg_untagged(IW_OP_READ_REQ, 1, rq++, 0, true);
+            m.u.read_req.sink_stag = 0x0000AA01;
+            m.u.read_req.sink_to = 0x20000 + 0x1000ull * i;
+            m.u.read_req.read_size = size;
+            m.u.read_req.src_stag = 0x0000BB01;
+            m.u.read_req.src_to = 0x8000;
+            s_msg(&s[0], &m, NULL, 0);
+            for (uint32_t off = 0; off < size; off += (uint32_t)ddp_max) {
+                size_t part = size - off < ddp_max ? size - off : ddp_max;
+                iw_rdmap_msg r = iw_rdmap_msg_tagged(
+                    IW_OP_READ_RESP, 0x0000AA01, 0x20000 + 0x1000ull * i + off, off + part == size);
+                s_msg(&s[1], &r, pay + off % 1024, part);
+            }
+        }
+        /* Server: a short Send back. */
+        iw_rdmap_msg m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, msn1++, 0, true);
+        s_msg(&s[1], &m, pay, 8 + (i * 53u) % 500u);
+    }
+    /* The capture starts here: inside an FPDU of each direction. The octets
+     * before were sent, not captured. */
+    size_t skip[2] = {4000 + 37, 2500 + 11};
+    for (int d = 0; d < 2; d++) {
+        s[d].sent = skip[d];
+        k.next[d] += (uint32_t)skip[d];
+        k.ack[1 - d] += (uint32_t)skip[d];
+    }
+    /* Segments of 1 to 1460 octets, in rounds of a few per direction. */
+    uint32_t lcg = 11;
+    while (s[0].sent < s[0].len || s[1].sent < s[1].len) {
+        for (int d = 0; d < 2; d++) {
+            for (int j = 0; j < 3 && s[d].sent < s[d].len; j++) {
+                lcg = lcg * 1103515245u + 12345u;
+                size_t n = 1 + (lcg >> 8) % 1460u;
+                if (n > s[d].len - s[d].sent)
+                    n = s[d].len - s[d].sent;
+                iw_pcapw_seg(&k, d, IW_TH_PSH | IW_TH_ACK, s[d].buf + s[d].sent, n);
+                s[d].sent += n;
+            }
+        }
+    }
+    cap_close(c);
+    free(s[0].buf);
+    free(s[1].buf);
+}
+
 /* TCP sequence numbers wrap inside the stream; markers both ways, CRC on. */
 static void gen_seqwrap(const char *dir) {
     iw_pcapw_file *c = cap_open(dir, "seqwrap-markers-crc.pcap");
@@ -1169,5 +1254,6 @@ int main(int argc, char **argv) {
     gen_atomic_misaligned(d);
     gen_siw_terminate(d);
     gen_bad_mpa_key(d);
+    gen_midstream_long(d);
     return 0;
 }
