@@ -1375,6 +1375,77 @@ static void gen_agent(void) {
     }
 }
 
+/* ---- DDP over SCTP chunk payloads (RFC 5043 §5, RFC 6581 §7) ---------- */
+
+/* fuzz_sctp: a selector octet (0 segment, 1 control, 2 adaptation), then
+ * the payload, made by the library's encoders where the chunk is legal. */
+static void sctp_save(const char *name, uint8_t sel, const uint8_t *p, size_t n) {
+    uint8_t f[1 + IW_SCTP_CTRL_HDR_LEN + IW_SCTP_PD_MAX + 8];
+    GEN_CHECK(n + 1 <= sizeof f);
+    f[0] = sel;
+    memcpy(f + 1, p, n);
+    save("fuzz_sctp", name, f, n + 1);
+}
+
+static void gen_sctp(void) {
+    uint8_t b[IW_SCTP_CTRL_HDR_LEN + IW_SCTP_PD_MAX + 8], h[64];
+    static const uint8_t pd[IW_SCTP_PD_MAX + 4];
+    /* A Send's DDP segment in a DDP Segment Chunk, DDP-SSN 3. */
+    iw_rdmap_msg m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1, 0, true);
+    iw_ssize hl = iw_rdmap_encode_hdr(h, sizeof h, &m);
+    GEN_CHECK(hl > 0);
+    iw_ssize n = iw_sctp_seg_encode(b, sizeof b, 3, h, (size_t)hl, ulp_pd, sizeof ulp_pd - 1);
+    GEN_CHECK(n > 0);
+    sctp_save("seg_send", 0, b, (size_t)n);
+    sctp_save("seg_ssn_only", 0, b, 2);
+    sctp_save("seg_short", 0, b, 1);
+    /* Every function code, with and without Private Data. */
+    for (uint16_t fc = 1; fc <= 7; fc++) {
+        iw_sctp_ctrl c = {.ssn = 0, .fc = fc};
+        c.v2.ird = 4;
+        c.v2.ord = 2;
+        c.v2.p2p = fc == IW_SCTP_FC_ENH_INITIATE;
+        c.v2.rtr_write = c.v2.p2p;
+        char name[64];
+        n = iw_sctp_ctrl_encode(b, sizeof b, &c);
+        GEN_CHECK(n > 0);
+        snprintf(name, sizeof name, "ctrl_fc%u_empty", (unsigned)fc);
+        sctp_save(name, 1, b, (size_t)n);
+        if (fc == IW_SCTP_FC_TERMINATE)
+            continue;
+        c.ulp_pd = ulp_pd;
+        c.ulp_pd_len = sizeof ulp_pd - 1;
+        n = iw_sctp_ctrl_encode(b, sizeof b, &c);
+        GEN_CHECK(n > 0);
+        snprintf(name, sizeof name, "ctrl_fc%u_pd", (unsigned)fc);
+        sctp_save(name, 1, b, (size_t)n);
+    }
+    /* Rule breakers: Private Data of 513, a Terminate with Private Data,
+     * an enhanced code without its data, an unassigned code, Experimental. */
+    iw_sctp_ctrl c = {.fc = IW_SCTP_FC_REJECT, .ulp_pd = pd, .ulp_pd_len = IW_SCTP_PD_MAX};
+    n = iw_sctp_ctrl_encode(b, sizeof b, &c);
+    GEN_CHECK(n == IW_SCTP_CTRL_HDR_LEN + IW_SCTP_PD_MAX);
+    b[n] = 0;
+    sctp_save("ctrl_pd_513", 1, b, (size_t)n + 1);
+    const uint8_t term_pd[] = {0, 0, 0, 4, 0xEE};
+    sctp_save("ctrl_term_with_pd", 1, term_pd, sizeof term_pd);
+    const uint8_t enh_short[] = {0, 0, 0, 5, 0x80};
+    sctp_save("ctrl_enh_short", 1, enh_short, sizeof enh_short);
+    const uint8_t unassigned[] = {0, 0, 0, 8};
+    sctp_save("ctrl_fc_unassigned", 1, unassigned, sizeof unassigned);
+    const uint8_t exper[] = {0, 9, 0xFF, 0xFF, 1, 2, 3};
+    sctp_save("ctrl_experimental", 1, exper, sizeof exper);
+    /* The Adaptation Layer Indication, and a wrong type and length. */
+    n = iw_sctp_adapt_encode(b, sizeof b, IW_SCTP_ADAPT_DDP);
+    GEN_CHECK(n == IW_SCTP_ADAPT_PARAM_LEN);
+    sctp_save("adapt_ddp", 2, b, (size_t)n);
+    b[1] = 0x07;
+    sctp_save("adapt_bad_type", 2, b, (size_t)n);
+    b[1] = 0x06;
+    b[3] = 0x0C;
+    sctp_save("adapt_bad_len", 2, b, (size_t)n);
+}
+
 /* ---- fuzz_revoke: registration changes under queued work ---------------- */
 
 /* Records as fuzz_revoke.c lays them out. */
@@ -1491,6 +1562,7 @@ int main(int argc, char **argv) {
     gen_diff();
     gen_agent();
     gen_revoke();
+    gen_sctp();
     printf("wrote %zu seeds under %s\n", written, root);
     return 0;
 }

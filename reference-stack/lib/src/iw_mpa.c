@@ -23,21 +23,30 @@ static bool mpa_key_prefix(const uint8_t *buf, size_t len, const char *key) {
     return memcmp(buf, key, n) == 0;
 }
 
-static void mpa_decode_v2(iw_mpa_rr *rr) {
-    uint16_t w1 = iw_get_u16(rr->pd), w2 = iw_get_u16(rr->pd + 2);
-    rr->v2.p2p = (w1 & MPA_V2_A) != 0;
-    rr->v2.rtr_send = (w1 & MPA_V2_B) != 0;
-    rr->v2.ird = w1 & MPA_V2_MASK;
-    rr->v2.rtr_write = (w2 & MPA_V2_C) != 0;
-    rr->v2.rtr_read = (w2 & MPA_V2_D) != 0;
-    rr->v2.ord = w2 & MPA_V2_MASK;
-    bool any_rtr = rr->v2.rtr_send || rr->v2.rtr_write || rr->v2.rtr_read;
+void iw_mpa_v2_decode(iw_mpa_v2 *v2, const uint8_t *p, uint32_t *notes) {
+    uint16_t w1 = iw_get_u16(p), w2 = iw_get_u16(p + 2);
+    v2->p2p = (w1 & MPA_V2_A) != 0;
+    v2->rtr_send = (w1 & MPA_V2_B) != 0;
+    v2->ird = w1 & MPA_V2_MASK;
+    v2->rtr_write = (w2 & MPA_V2_C) != 0;
+    v2->rtr_read = (w2 & MPA_V2_D) != 0;
+    v2->ord = w2 & MPA_V2_MASK;
+    bool any_rtr = v2->rtr_send || v2->rtr_write || v2->rtr_read;
     /* RFC 6581 §9: with A=0, B/C/D MUST be 0 on send and ignored on receive. */
-    if (!rr->v2.p2p && any_rtr)
-        rr->notes |= IW_NOTE(MPA_V2_RTR_WITHOUT_P2P);
+    if (!v2->p2p && any_rtr)
+        *notes |= IW_NOTE(MPA_V2_RTR_WITHOUT_P2P);
     /* §9.2: a peer-to-peer frame names at least one RTR. */
-    if (rr->v2.p2p && !any_rtr)
-        rr->notes |= IW_NOTE(MPA_V2_P2P_NO_RTR);
+    if (v2->p2p && !any_rtr)
+        *notes |= IW_NOTE(MPA_V2_P2P_NO_RTR);
+}
+
+iw_ssize iw_mpa_v2_encode(uint8_t *p, const iw_mpa_v2 *v2) {
+    if (v2->ird > MPA_V2_MASK || v2->ord > MPA_V2_MASK)
+        return IW_ERR_INVALID_ARG;
+    iw_put_u16(p, (uint16_t)((v2->p2p ? MPA_V2_A : 0) | (v2->rtr_send ? MPA_V2_B : 0) | v2->ird));
+    iw_put_u16(p + 2, (uint16_t)((v2->rtr_write ? MPA_V2_C : 0) | (v2->rtr_read ? MPA_V2_D : 0) |
+                                 v2->ord));
+    return IW_MPA_V2_DATA_LEN;
 }
 
 iw_ssize iw_mpa_rr_decode(iw_mpa_rr *rr, const uint8_t *buf, size_t len, iw_verdict *v) {
@@ -105,7 +114,7 @@ iw_ssize iw_mpa_rr_decode(iw_mpa_rr *rr, const uint8_t *buf, size_t len, iw_verd
             return IW_ERR_PROTO;
         }
         rr->enhanced = true;
-        mpa_decode_v2(rr);
+        iw_mpa_v2_decode(&rr->v2, rr->pd, &rr->notes);
         rr->ulp_pd_len = (uint16_t)(rr->pd_len - IW_MPA_V2_DATA_LEN);
         rr->ulp_pd = rr->ulp_pd_len ? rr->pd + IW_MPA_V2_DATA_LEN : NULL;
     }
@@ -141,10 +150,7 @@ iw_ssize iw_mpa_rr_encode(uint8_t *out, size_t outlen, const iw_mpa_rr *rr) {
     iw_put_u16(out + 18, (uint16_t)pd_len);
     uint8_t *p = out + IW_MPA_RR_HDR_LEN;
     if (rr->s) {
-        iw_put_u16(p, (uint16_t)((rr->v2.p2p ? MPA_V2_A : 0) | (rr->v2.rtr_send ? MPA_V2_B : 0) |
-                                 rr->v2.ird));
-        iw_put_u16(p + 2, (uint16_t)((rr->v2.rtr_write ? MPA_V2_C : 0) |
-                                     (rr->v2.rtr_read ? MPA_V2_D : 0) | rr->v2.ord));
+        iw_mpa_v2_encode(p, &rr->v2); /* IRD/ORD checked above */
         p += IW_MPA_V2_DATA_LEN;
     }
     if (rr->ulp_pd_len)

@@ -20,6 +20,7 @@
 #include <iwarp/engine.h>
 #include <iwarp/shadow.h>
 #include <iwarp/mpa_sync.h>
+#include <iwarp/sctp.h>
 
 IW_BEGIN_DECLS
 

@@ -77,6 +77,12 @@ typedef struct iw_mpa_rr {
     uint32_t notes; /* IW_NOTE() bits */
 } iw_mpa_rr;
 
+/* RFC 6581 §9: the 4-octet enhanced data (MPA frames; also SCTP's enhanced
+ * session control, §7). Decode adds IW_NOTE() bits to *notes; encode fails
+ * with IW_ERR_INVALID_ARG when IRD or ORD is over 14 bits. */
+void iw_mpa_v2_decode(iw_mpa_v2 *v2, const uint8_t *p, uint32_t *notes);
+iw_ssize iw_mpa_v2_encode(uint8_t *p, const iw_mpa_v2 *v2);
+
 /* Decode one Request or Reply at buf. Returns the frame length, or
  * IW_ERR_NEED_MORE (with len too short to decide), or IW_ERR_PROTO with *v
  * set to the close outcome (bad key, bad revision, PD_Length > 512, S=1 with
