@@ -124,6 +124,7 @@ struct capture {
     unsigned next_index;
     uint8_t *scratch;
     uint64_t packets, tcp, other, fragments, malformed;
+    uint64_t sctp;        /* SCTP packets: not decoded here (see the end of capture_decode) */
     unsigned dropped_not; /* not-iWARP streams already freed */
     uint64_t bad_frame;
     const char *bad_why;
@@ -877,6 +878,11 @@ static void on_packet(capture *k, const struct pcap_pkthdr *h, const uint8_t *da
         k->other++;
         return;
     }
+    if (kind == IWD_PKT_SCTP) { /* counted as "other" too, and named at the end */
+        k->other++;
+        k->sctp++;
+        return;
+    }
     if (kind == IWD_PKT_FRAGMENT) {
         k->fragments++;
         return;
@@ -1094,6 +1100,12 @@ int iwd_capture_run(FILE *f, const char *name, const iwd_capture_opts *opts, iwd
             c->d[1].counts.close)
             rc = 1;
     }
+    if (k.sctp)
+        fprintf(stderr,
+                "iwarp-decode: %s: %" PRIu64 " SCTP packets skipped: this tool decodes iWARP over "
+                "TCP (MPA); DDP over SCTP (RFC 5043) is decoded by the Wireshark plugin "
+                "(iwk_sctp)\n",
+                name, k.sctp);
     if (k.malformed)
         fprintf(stderr,
                 "iwarp-decode: %s: %" PRIu64 " malformed packets skipped (the first, frame %" PRIu64

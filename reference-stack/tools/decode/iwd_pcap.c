@@ -34,6 +34,7 @@ enum {
 #define ETH_QINQ 0x88A8
 #define ETH_QINQ_OLD 0x9100
 #define IPPROTO_TCP_ 6
+#define IPPROTO_SCTP_ 132
 
 bool iwd_pkt_dlt_supported(int dlt) {
     switch (dlt) {
@@ -133,7 +134,7 @@ static iwd_pkt_kind parse_ipv4(const uint8_t *p, size_t cap, size_t wire, iwd_pk
     if (frag & 0x3FFF) /* MF or a fragment offset */
         return IWD_PKT_FRAGMENT;
     if (p[9] != IPPROTO_TCP_)
-        return IWD_PKT_OTHER;
+        return p[9] == IPPROTO_SCTP_ ? IWD_PKT_SCTP : IWD_PKT_OTHER;
     o->af = 4;
     memset(o->src, 0, sizeof o->src);
     memset(o->dst, 0, sizeof o->dst);
@@ -165,6 +166,8 @@ static iwd_pkt_kind parse_ipv6(const uint8_t *p, size_t cap, size_t wire, iwd_pk
             memcpy(o->src, p + 8, 16);
             memcpy(o->dst, p + 24, 16);
             return parse_tcp(p + off, cend - off, end - off, o, why);
+        case IPPROTO_SCTP_:
+            return IWD_PKT_SCTP;
         case 0:   /* Hop-by-Hop Options */
         case 43:  /* Routing */
         case 60:  /* Destination Options */

@@ -35,6 +35,7 @@ typedef struct iwd_pkt {
 typedef enum iwd_pkt_kind {
     IWD_PKT_TCP = 0,  /* *out is filled in */
     IWD_PKT_OTHER,    /* not TCP over IP (ARP, UDP, ...): skipped */
+    IWD_PKT_SCTP,     /* SCTP over IP: skipped, and counted (DDP over SCTP, RFC 5043) */
     IWD_PKT_FRAGMENT, /* an IP fragment: skipped */
     IWD_PKT_MALFORMED /* a header is cut short or a length is impossible: *why says which */
 } iwd_pkt_kind;
