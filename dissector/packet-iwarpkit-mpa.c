@@ -134,16 +134,12 @@ static void iwk_mpa_init(void) { conv_count = 0; }
 
 /* ---------------- conversation state ---------------- */
 
-static iwk_conv *conv_new(conversation_t *conv, packet_info *pinfo) {
+iwk_conv *iwk_conv_new(packet_info *pinfo, guint32 index) {
     iwk_conv *c = wmem_new0(wmem_file_scope(), iwk_conv);
     copy_address_wmem(wmem_file_scope(), &c->addr0, &pinfo->src);
     c->port0 = pinfo->srcport;
     c->crc = -1;
-    /* The TCP dissector's stream index (tcp.stream), so statistics and
-     * iwk_mpa.stream / iwk_rdmap.qp name streams as Wireshark does. */
-    struct tcp_analysis *tcpd = get_tcp_conversation_data(conv, pinfo);
-    c->index = tcpd ? tcpd->stream : conv_count;
-    conv_count++;
+    c->index = index;
     c->init_dir = -1;
     c->shadow = wmem_new(wmem_file_scope(), iw_shadow);
     iw_shadow_init(c->shadow);
@@ -151,6 +147,15 @@ static iwk_conv *conv_new(conversation_t *conv, packet_info *pinfo) {
         c->dir[d].markers = -1;
         c->dir[d].tagged = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
     }
+    return c;
+}
+
+static iwk_conv *conv_new(conversation_t *conv, packet_info *pinfo) {
+    /* The TCP dissector's stream index (tcp.stream), so statistics and
+     * iwk_mpa.stream / iwk_rdmap.qp name streams as Wireshark does. */
+    struct tcp_analysis *tcpd = get_tcp_conversation_data(conv, pinfo);
+    iwk_conv *c = iwk_conv_new(pinfo, tcpd ? tcpd->stream : conv_count);
+    conv_count++;
     conversation_add_proto_data(conv, proto_iwk_mpa, c);
     return c;
 }

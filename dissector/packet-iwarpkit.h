@@ -114,6 +114,10 @@ typedef struct iwk_fpdu_ctx {
     proto_item *mpa_item;
 } iwk_fpdu_ctx;
 
+/* A conversation's state: direction 0 is pinfo's sender; index names the
+ * stream (tcp.stream, or the SCTP DDP stream's number). */
+iwk_conv *iwk_conv_new(packet_info *pinfo, guint32 index);
+
 /* Claim the TCP connection for iWARP if it is ours already or the payload
  * starts with an MPA Request/Reply or a verifiable FPDU, and dissect it
  * (packet-iwarpkit-mpa.c). */
@@ -174,6 +178,8 @@ void iwk_stats_register(void);
 /* Registration entry points, called from plugin.c. */
 void proto_register_iwk_mpa(void);
 void proto_reg_handoff_iwk_mpa(void);
+void proto_register_iwk_sctp(void);
+void proto_reg_handoff_iwk_sctp(void);
 void proto_register_iwk_rdmap(void);
 void proto_reg_handoff_iwk_rdmap(void);
 

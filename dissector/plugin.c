@@ -23,6 +23,7 @@ WS_DLL_PUBLIC void plugin_register(void);
 static void iwk_register(void) {
     proto_register_iwk_mpa();
     proto_register_iwk_rdmap();
+    proto_register_iwk_sctp();
     proto_register_iwk_storage();
     proto_register_iwk_rpcrdma();
     proto_register_iwk_iser();
@@ -32,6 +33,7 @@ static void iwk_register(void) {
 static void iwk_handoff(void) {
     proto_reg_handoff_iwk_mpa();
     proto_reg_handoff_iwk_rdmap();
+    proto_reg_handoff_iwk_sctp();
     proto_reg_handoff_iwk_storage();
     proto_reg_handoff_iwk_iser();
 }

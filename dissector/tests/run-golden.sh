@@ -38,7 +38,7 @@ fargs=()
 for f in "${fields[@]}"; do fargs+=(-e "$f"); done
 # Verbose output: our layers, and the ULP dissectors they hand storage to
 # (none of which appears on the captures without storage traffic).
-layers=iwk_mpa,iwk_ddp,iwk_rdmap,iwk_storage,iwk_rpcrdma,iwk_iser,iwk_nvmeof,rpcordma,rpc,nfs,iscsi,scsi,scsi_sbc,smb_direct,smb2
+layers=iwk_mpa,iwk_sctp,iwk_ddp,iwk_rdmap,iwk_storage,iwk_rpcrdma,iwk_iser,iwk_nvmeof,rpcordma,rpc,nfs,iscsi,scsi,scsi_sbc,smb_direct,smb2
 
 valid=" $(cat "$pcaps/valid.list" 2>/dev/null | tr '\n' ' ') "
 

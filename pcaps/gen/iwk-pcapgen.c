@@ -1208,6 +1208,181 @@ static void gen_siw_terminate(const char *dir) {
     cap_close(c);
 }
 
+/* ---------------- DDP over SCTP (RFC 5043) ---------------- */
+
+/* One SCTP association over IPv4 (RFC 4960 §3: common header, chunks,
+ * CRC32c over the packet, placed as MPA places it, RFC 3309). */
+typedef struct {
+    conn *k;          /* addresses, ports and the capture sink */
+    uint32_t vtag[2]; /* the tag each side puts in its packets (the peer's) */
+    uint32_t tsn[2];
+    uint16_t ipid[2];
+} sctp_assoc;
+
+static void sctp_packet(sctp_assoc *a, int from, uint32_t vtag, const uint8_t *chunks, size_t n) {
+    uint8_t pkt[20 + 12 + 2048];
+    if (n > sizeof pkt - 32)
+        die("sctp packet too large");
+    conn *k = a->k;
+    uint8_t *ip = pkt, *sh = pkt + 20;
+    memset(pkt, 0, 32);
+    ip[0] = 0x45;
+    iw_pcapw_put16(ip + 2, (uint16_t)(32 + n));
+    iw_pcapw_put16(ip + 4, ++a->ipid[from]);
+    ip[6] = 0x40;
+    ip[8] = 64;
+    ip[9] = 132; /* SCTP */
+    memcpy(ip + 12, k->ip[from], 4);
+    memcpy(ip + 16, k->ip[!from], 4);
+    iw_pcapw_put16(ip + 10, iw_pcapw_csum(ip, 20, 0));
+    iw_pcapw_put16(sh, k->port[from]);
+    iw_pcapw_put16(sh + 2, k->port[!from]);
+    iw_pcapw_put32(sh + 4, vtag);
+    memcpy(sh + 12, chunks, n);
+    iw_crc32c_put(sh + 8, iw_crc32c(sh, 12 + n));
+    k->sink(k->sink_ctx, 4, from, pkt, 32 + n);
+}
+
+/* A chunk: type, flags, length, value, padded to 4 (RFC 4960 §3.2). */
+static size_t sctp_chunk(uint8_t *out, uint8_t type, uint8_t flags, const uint8_t *v, size_t n) {
+    out[0] = type;
+    out[1] = flags;
+    iw_pcapw_put16(out + 2, (uint16_t)(4 + n));
+    if (n)
+        memcpy(out + 4, v, n);
+    size_t padded = (4 + n + 3) & ~(size_t)3;
+    memset(out + 4 + n, 0, padded - 4 - n);
+    return padded;
+}
+
+/* INIT or INIT ACK with the DDP Adaptation Layer Indication (§5.1), and
+ * for INIT ACK a State Cookie. */
+static void sctp_init(sctp_assoc *a, int from, bool ack, uint32_t vtag) {
+    uint8_t v[64], c[96];
+    size_t n = 16;
+    iw_pcapw_put32(v, a->vtag[!from]); /* Initiate Tag: what the peer must send */
+    iw_pcapw_put32(v + 4, 65536);
+    iw_pcapw_put16(v + 8, 4); /* outbound streams */
+    iw_pcapw_put16(v + 10, 4);
+    iw_pcapw_put32(v + 12, a->tsn[from]);
+    iw_ssize r = iw_sctp_adapt_encode(v + n, sizeof v - n, IW_SCTP_ADAPT_DDP);
+    if (r < 0)
+        die("adapt encode");
+    n += (size_t)r;
+    if (ack) { /* State Cookie, type 7 */
+        iw_pcapw_put16(v + n, 7);
+        iw_pcapw_put16(v + n + 2, 12);
+        memcpy(v + n + 4, "iwkcooki", 8);
+        n += 12;
+    }
+    size_t cl = sctp_chunk(c, ack ? 2 : 1, 0, v, n);
+    sctp_packet(a, from, vtag, c, cl);
+}
+
+/* Four-way handshake (RFC 4960 §5.1), side 0 initiating. */
+static void sctp_assoc_open(sctp_assoc *a) {
+    uint8_t c[32];
+    sctp_init(a, 0, false, 0);
+    sctp_init(a, 1, true, a->vtag[1]);
+    sctp_packet(a, 0, a->vtag[0], c, sctp_chunk(c, 10, 0, (const uint8_t *)"iwkcooki", 8));
+    sctp_packet(a, 1, a->vtag[1], c, sctp_chunk(c, 11, 0, NULL, 0));
+}
+
+/* One unordered DATA chunk (RFC 5043 §5.2: U=1, B=E=1) on stream sid. */
+static void sctp_data(sctp_assoc *a, int from, uint16_t sid, uint32_t ppid, const uint8_t *p,
+                      size_t n) {
+    uint8_t v[2048], c[2048 + 8];
+    if (n + 12 > sizeof v)
+        die("sctp data too large");
+    iw_pcapw_put32(v, a->tsn[from]++);
+    iw_pcapw_put16(v + 4, sid);
+    iw_pcapw_put16(v + 6, 0); /* SSN: unused for unordered chunks */
+    iw_pcapw_put32(v + 8, ppid);
+    memcpy(v + 12, p, n);
+    sctp_packet(a, from, a->vtag[from], c, sctp_chunk(c, 0, 0x07, v, 12 + n));
+}
+
+static void sctp_ctrl(sctp_assoc *a, int from, uint16_t sid, const iw_sctp_ctrl *ctl) {
+    uint8_t b[IW_SCTP_CTRL_HDR_LEN + IW_SCTP_PD_MAX];
+    iw_ssize n = iw_sctp_ctrl_encode(b, sizeof b, ctl);
+    if (n < 0)
+        die("sctp ctrl encode");
+    sctp_data(a, from, sid, IW_SCTP_PPID_DDP_CONTROL, b, (size_t)n);
+}
+
+static void sctp_msg(sctp_assoc *a, int from, uint16_t sid, uint16_t ssn, const iw_rdmap_msg *m,
+                     const uint8_t *pay, size_t pl) {
+    uint8_t h[128], b[2048];
+    iw_ssize hl = iw_rdmap_encode_hdr(h, sizeof h, m);
+    if (hl < 0)
+        die("rdmap encode");
+    iw_ssize n = iw_sctp_seg_encode(b, sizeof b, ssn, h, (size_t)hl, pay, pl);
+    if (n < 0)
+        die("sctp seg encode");
+    sctp_data(a, from, sid, IW_SCTP_PPID_DDP_SEGMENT, b, (size_t)n);
+}
+
+/* An association carrying DDP (RFC 5043): stream 1 accepted (enhanced,
+ * RFC 6581 §7) and used for a Send, a Write, a Read Request and its
+ * two-segment Response, then terminated; stream 2 rejected; stream 3 a
+ * Terminate with Private Data (§5.2.3 forbids it). */
+static void gen_sctp_ddp(const char *dir) {
+    iw_pcapw_file *c = cap_open(dir, "sctp-ddp.pcap");
+    conn k = conn_new(c, 12, 5043, 4791, 0, 0);
+    sctp_assoc a = {.k = &k, .vtag = {0x5C7B0001u, 0x5C7B0002u}, .tsn = {1000, 5000}};
+    sctp_assoc_open(&a);
+    uint8_t pay[1024];
+    fill(pay, sizeof pay, 12);
+    static const uint8_t hello[] = "iwarpkit over SCTP";
+    iw_sctp_ctrl ctl = {
+        .fc = IW_SCTP_FC_ENH_INITIATE, .ulp_pd = hello, .ulp_pd_len = sizeof hello - 1};
+    ctl.v2.ird = 4;
+    ctl.v2.ord = 4;
+    sctp_ctrl(&a, 0, 1, &ctl);
+    ctl.fc = IW_SCTP_FC_ENH_ACCEPT;
+    ctl.ssn = 0;
+    ctl.ulp_pd_len = 0;
+    sctp_ctrl(&a, 1, 1, &ctl);
+    /* §6.1: DDP-SSN restarts at 0 with each session; the control chunk took 0. */
+    iw_rdmap_msg m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1, 0, true);
+    sctp_msg(&a, 0, 1, 1, &m, pay, 100);
+    m = iw_rdmap_msg_tagged(IW_OP_WRITE, 0x0000AB01, 0x4000, true);
+    sctp_msg(&a, 0, 1, 2, &m, pay, 256);
+    m = iw_rdmap_msg_untagged(IW_OP_READ_REQ, 1, 1, 0, true);
+    m.u.read_req.sink_stag = 0x0000AA01;
+    m.u.read_req.sink_to = 0x9000;
+    m.u.read_req.read_size = 1000;
+    m.u.read_req.src_stag = 0x0000BB01;
+    m.u.read_req.src_to = 0x100;
+    sctp_msg(&a, 0, 1, 3, &m, NULL, 0);
+    m = iw_rdmap_msg_tagged(IW_OP_READ_RESP, 0x0000AA01, 0x9000, false);
+    sctp_msg(&a, 1, 1, 1, &m, pay, 600);
+    m = iw_rdmap_msg_tagged(IW_OP_READ_RESP, 0x0000AA01, 0x9000 + 600, true);
+    sctp_msg(&a, 1, 1, 2, &m, pay + 600, 400);
+    iw_sctp_ctrl term = {.fc = IW_SCTP_FC_TERMINATE, .ssn = 4};
+    sctp_ctrl(&a, 0, 1, &term);
+    /* Stream 2: Initiate, Reject with a reason. */
+    static const uint8_t why[] = "no such service";
+    iw_sctp_ctrl i2 = {.fc = IW_SCTP_FC_INITIATE, .ulp_pd = hello, .ulp_pd_len = 4};
+    sctp_ctrl(&a, 0, 2, &i2);
+    iw_sctp_ctrl r2 = {.fc = IW_SCTP_FC_REJECT, .ulp_pd = why, .ulp_pd_len = sizeof why - 1};
+    sctp_ctrl(&a, 1, 2, &r2);
+    /* Stream 3: a Terminate carrying Private Data, crafted. */
+    const uint8_t bad[] = {0x00, 0x00, 0x00, 0x04, 0xEE, 0xEE};
+    sctp_data(&a, 0, 3, IW_SCTP_PPID_DDP_CONTROL, bad, sizeof bad);
+    /* Stream 4: a session whose second Send skips DDP-SSN 2 and MSN 2: the
+     * SSN gap (§6.1) and the shadow's MSN check, as over MPA. */
+    iw_sctp_ctrl i4 = {.fc = IW_SCTP_FC_INITIATE};
+    sctp_ctrl(&a, 0, 4, &i4);
+    iw_sctp_ctrl a4 = {.fc = IW_SCTP_FC_ACCEPT};
+    sctp_ctrl(&a, 1, 4, &a4);
+    m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1, 0, true);
+    sctp_msg(&a, 0, 4, 1, &m, pay, 40);
+    m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 3, 0, true);
+    sctp_msg(&a, 0, 4, 3, &m, pay, 40);
+    cap_close(c);
+}
+
 /* A startup frame whose key is neither RFC 5044 key ("MPA ID Xxx Frame"):
  * the responder closes (§7.1.2 rule 5). */
 static void gen_bad_mpa_key(const char *dir) {
@@ -1255,5 +1430,6 @@ int main(int argc, char **argv) {
     gen_siw_terminate(d);
     gen_bad_mpa_key(d);
     gen_midstream_long(d);
+    gen_sctp_ddp(d);
     return 0;
 }

@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* DDP over SCTP (RFC 5043): the payloads of SCTP DATA chunks with PPID 16
+ * (DDP Segment Chunk) and 17 (DDP Stream Session Control), decoded by
+ * libiwarp's <iwarp/sctp.h>. A DDP segment goes through the same DDP/RDMAP
+ * dissection, shadow analysis and ULP hand-off as one carried by MPA
+ * (iwk_dissect_ulpdu); the session control messages that correspond to
+ * MPA's startup frames (RFC 6581 §7) feed the shadow as those frames do. */
+#include "packet-iwarpkit.h"
+
+#include <epan/conversation.h>
+#include <epan/proto_data.h>
+
+int proto_iwk_sctp = -1;
+
+static int hf_ssn = -1;
+static int hf_sid = -1;
+static int hf_stream = -1;
+static int hf_fc = -1;
+static int hf_pd_len = -1;
+static int hf_ulp_pd = -1;
+static int hf_enh = -1;
+static int hf_p2p = -1;
+static int hf_rtr_send = -1;
+static int hf_rtr_write = -1;
+static int hf_rtr_read = -1;
+static int hf_ird = -1;
+static int hf_ord = -1;
+static int hf_ddp_len = -1;
+
+static gint ett_sctp = -1;
+static gint ett_enh = -1;
+
+static expert_field ei_problem = EI_INIT;
+static expert_field ei_ssn = EI_INIT;
+static expert_field ei_no_sid = EI_INIT;
+
+static dissector_handle_t seg_handle, ctrl_handle;
+
+/* One DDP stream: a matched pair of SCTP streams with the same identifier
+ * (RFC 5043 §6). */
+typedef struct iwk_sstream {
+    iwk_conv *c;
+    gboolean ssn_known[2];
+    guint16 next_ssn[2]; /* DDP-SSN due next per direction (§6.1: no gaps) */
+} iwk_sstream;
+
+/* Per association (the SCTP conversation): DDP streams by identifier. */
+typedef struct iwk_sassoc {
+    wmem_map_t *streams;
+} iwk_sassoc;
+
+/* What the first pass found for one chunk (the SSN check needs order). */
+typedef struct iwk_schunk {
+    gboolean ssn_checked;
+    guint16 ssn_due;
+} iwk_schunk;
+
+static guint32 stream_count;
+
+/* The chunk payload in one span (SCTP hands over whole messages). */
+static const guint8 *payload(tvbuff_t *tvb, guint *len) {
+    *len = tvb_captured_length(tvb);
+    return *len ? tvb_get_ptr(tvb, 0, *len) : NULL;
+}
+
+static void iwk_sctp_init(void) { stream_count = 0; }
+
+static const value_string fc_vals[] = {
+#define IW_X_(n, c, rfc, s) {c, s},
+    IW_SCTP_FC_LIST(IW_X_)
+#undef IW_X_
+        {0, NULL}};
+
+/* The stream identifier and TSN of the DATA chunk whose payload tvb is:
+ * the SCTP dissector hands sub-dissectors the PPID only, so they are read
+ * from the chunk header that precedes an unfragmented payload in the frame
+ * (RFC 4960 §3.3.1: TSN, Stream Identifier, SSN, PPID, user data). FALSE
+ * for a payload SCTP reassembled from fragments. */
+static gboolean chunk_ids(tvbuff_t *tvb, guint32 ppi, guint16 *sid, guint32 *tsn) {
+    tvbuff_t *ds = tvb_get_ds_tvb(tvb);
+    gint off = tvb_raw_offset(tvb);
+    if (!ds || off < 12 || tvb_captured_length(ds) < (guint)off)
+        return FALSE;
+    if (tvb_get_ntohl(ds, off - 4) != ppi)
+        return FALSE;
+    *tsn = tvb_get_ntohl(ds, off - 12);
+    *sid = tvb_get_ntohs(ds, off - 8);
+    return TRUE;
+}
+
+static iwk_sstream *stream_of(packet_info *pinfo, guint16 sid) {
+    conversation_t *conv = find_or_create_conversation(pinfo);
+    iwk_sassoc *a = (iwk_sassoc *)conversation_get_proto_data(conv, proto_iwk_sctp);
+    if (!a) {
+        a = wmem_new0(wmem_file_scope(), iwk_sassoc);
+        a->streams = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
+        conversation_add_proto_data(conv, proto_iwk_sctp, a);
+    }
+    iwk_sstream *s = (iwk_sstream *)wmem_map_lookup(a->streams, GUINT_TO_POINTER((guint)sid));
+    if (!s) {
+        s = wmem_new0(wmem_file_scope(), iwk_sstream);
+        s->c = iwk_conv_new(pinfo, stream_count++);
+        wmem_map_insert(a->streams, GUINT_TO_POINTER((guint)sid), s);
+    }
+    return s;
+}
+
+static int stream_dir(const iwk_conv *c, const packet_info *pinfo) {
+    return (pinfo->srcport == c->port0 && addresses_equal(&pinfo->src, &c->addr0)) ? 0 : 1;
+}
+
+/* RFC 5043 §6.1: DDP-SSNs of a session have no gaps, and a session begins
+ * at 0 with its Initiate (or Accept). Judged on the first pass, in capture
+ * order; a capture that starts inside a session learns the number first. */
+static void check_ssn(packet_info *pinfo, proto_item *item, iwk_sstream *s, int d, guint16 ssn,
+                      gboolean starts, guint32 tsn) {
+    iwk_schunk *k = (iwk_schunk *)p_get_proto_data(wmem_file_scope(), pinfo, proto_iwk_sctp, tsn);
+    if (!k && !PINFO_FD_VISITED(pinfo)) {
+        k = wmem_new0(wmem_file_scope(), iwk_schunk);
+        if (starts) {
+            k->ssn_checked = TRUE;
+            k->ssn_due = 0;
+        } else if (s->ssn_known[d]) {
+            k->ssn_checked = TRUE;
+            k->ssn_due = s->next_ssn[d];
+        }
+        s->ssn_known[d] = TRUE;
+        s->next_ssn[d] = (guint16)(ssn + 1);
+        p_add_proto_data(wmem_file_scope(), pinfo, proto_iwk_sctp, tsn, k);
+    }
+    if (k && k->ssn_checked && k->ssn_due != ssn)
+        expert_add_info_format(pinfo, item, &ei_ssn,
+                               "DDP-SSN %u where %u was due: a session's DDP-SSNs start at 0 "
+                               "and have no gaps (RFC 5043 §6.1; an invalid DDP-SSN MAY "
+                               "terminate the stream, §10)",
+                               ssn, k->ssn_due);
+}
+
+static proto_item *add_top(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_tree **st,
+                           gboolean have_ids, guint16 sid, const iwk_sstream *s) {
+    col_set_str(pinfo->cinfo, COL_PROTOCOL, "iWARP");
+    proto_item *ti = proto_tree_add_item(tree, proto_iwk_sctp, tvb, 0, -1, ENC_NA);
+    *st = proto_item_add_subtree(ti, ett_sctp);
+    if (have_ids) {
+        proto_item *pi = proto_tree_add_uint(*st, hf_sid, tvb, 0, 0, sid);
+        proto_item_set_generated(pi);
+        pi = proto_tree_add_uint(*st, hf_stream, tvb, 0, 0, s->c->index);
+        proto_item_set_generated(pi);
+    } else {
+        expert_add_info(pinfo, ti, &ei_no_sid);
+    }
+    return ti;
+}
+
+static void problem(packet_info *pinfo, proto_item *ti, iw_sctp_problem why) {
+    expert_add_info_format(pinfo, ti, &ei_problem,
+                           "DDP Stream Session must be terminated: %s (%s; RFC 5043 §6.1)",
+                           iw_sctp_problem_str(why), iw_sctp_problem_rfc(why));
+    iwk_alert(pinfo, ti, PI_ERROR);
+}
+
+static int dissect_seg(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_) {
+    guint len;
+    const guint8 *p = payload(tvb, &len);
+    guint16 sid = 0;
+    guint32 tsn = 0;
+    gboolean ids = chunk_ids(tvb, IW_SCTP_PPID_DDP_SEGMENT, &sid, &tsn);
+    iwk_sstream *s = stream_of(pinfo, ids ? sid : 0xFFFF);
+    proto_tree *st;
+    proto_item *ti = add_top(tvb, pinfo, tree, &st, ids, sid, s);
+    iw_sctp_seg seg;
+    iw_sctp_problem why;
+    if (!p || iw_sctp_seg_decode(&seg, p, len, &why) < 0) {
+        problem(pinfo, ti, IW_SCTP_PROBLEM_SEG_SHORT);
+        col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", "[DDP Segment Chunk too short]");
+        return tvb_captured_length(tvb);
+    }
+    proto_tree_add_item(st, hf_ssn, tvb, 0, IW_SCTP_SSN_LEN, ENC_BIG_ENDIAN);
+    proto_tree_add_uint(st, hf_ddp_len, tvb, IW_SCTP_SSN_LEN, (gint)seg.ddp_len,
+                        (guint32)seg.ddp_len);
+    int d = stream_dir(s->c, pinfo);
+    if (ids)
+        check_ssn(pinfo, ti, s, d, seg.ssn, FALSE, tsn);
+    /* The DDP segment, as MPA hands over a ULPDU (RFC 5043 §5.2.2: it
+     * "serves the same purpose as the MPA MULPDU"). */
+    iwk_fpdu_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.conv = s->c;
+    ctx.d = d;
+    ctx.seq = ids ? tsn : pinfo->num;
+    ctx.mpa_verdict = iw_verdict_ok();
+    ctx.track = ids;
+    ctx.mpa_item = ti;
+    iwk_dissect_ulpdu(tvb_new_subset_remaining(tvb, IW_SCTP_SSN_LEN), pinfo, tree, &ctx);
+    return tvb_captured_length(tvb);
+}
+
+/* The startup frame a session control message stands for (RFC 6581 §7:
+ * Initiate and Accept "are equivalent to an MPA Request Frame and an
+ * accepting MPA Reply Frame"; a Reject to a rejecting Reply). */
+static gboolean as_mpa_frame(const iw_sctp_ctrl *c, iw_mpa_rr *rr) {
+    memset(rr, 0, sizeof *rr);
+    switch (c->fc) {
+    case IW_SCTP_FC_INITIATE:
+    case IW_SCTP_FC_ENH_INITIATE:
+        rr->type = IW_MPA_REQUEST;
+        break;
+    case IW_SCTP_FC_ACCEPT:
+    case IW_SCTP_FC_ENH_ACCEPT:
+        rr->type = IW_MPA_REPLY;
+        break;
+    case IW_SCTP_FC_REJECT:
+    case IW_SCTP_FC_ENH_REJECT:
+        rr->type = IW_MPA_REPLY;
+        rr->r = true;
+        break;
+    default:
+        return FALSE;
+    }
+    rr->rev = c->enhanced ? 2 : 1;
+    rr->s = c->enhanced;
+    rr->enhanced = c->enhanced;
+    rr->v2 = c->v2;
+    rr->c = true; /* no CRC over SCTP: SCTP's own covers the chunk */
+    rr->ulp_pd = c->ulp_pd;
+    rr->ulp_pd_len = c->ulp_pd_len;
+    return TRUE;
+}
+
+static int dissect_ctrl(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_) {
+    guint len;
+    const guint8 *p = payload(tvb, &len);
+    guint16 sid = 0;
+    guint32 tsn = 0;
+    gboolean ids = chunk_ids(tvb, IW_SCTP_PPID_DDP_CONTROL, &sid, &tsn);
+    iwk_sstream *s = stream_of(pinfo, ids ? sid : 0xFFFF);
+    proto_tree *st;
+    proto_item *ti = add_top(tvb, pinfo, tree, &st, ids, sid, s);
+    iw_sctp_ctrl c;
+    iw_sctp_problem why = IW_SCTP_PROBLEM_CTRL_SHORT;
+    iw_ssize r = p ? iw_sctp_ctrl_decode(&c, p, len, &why) : IW_ERR_PROTO;
+    if (len >= IW_SCTP_SSN_LEN)
+        proto_tree_add_item(st, hf_ssn, tvb, 0, IW_SCTP_SSN_LEN, ENC_BIG_ENDIAN);
+    if (len >= IW_SCTP_CTRL_HDR_LEN) {
+        proto_tree_add_item(st, hf_fc, tvb, IW_SCTP_SSN_LEN, 2, ENC_BIG_ENDIAN);
+        proto_tree_add_uint(st, hf_pd_len, tvb, IW_SCTP_CTRL_HDR_LEN, (gint)(len - 4), len - 4);
+    }
+    const char *name = len >= IW_SCTP_CTRL_HDR_LEN ? iw_sctp_fc_str(c.fc) : NULL;
+    col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "%s SID=%u",
+                        name ? name : "DDP Stream Session Control", (unsigned)sid);
+    if (r < 0) {
+        problem(pinfo, ti, why);
+        return tvb_captured_length(tvb);
+    }
+    int d = stream_dir(s->c, pinfo);
+    /* A direction's session begins with the Initiate (active side) or the
+     * Accept or Reject (passive side). */
+    iw_mpa_rr rr;
+    gboolean starts = as_mpa_frame(&c, &rr);
+    if (ids)
+        check_ssn(pinfo, ti, s, d, c.ssn, starts, tsn);
+    guint off = IW_SCTP_CTRL_HDR_LEN;
+    if (c.enhanced) {
+        proto_item *ei = proto_tree_add_item(st, hf_enh, tvb, off, IW_MPA_V2_DATA_LEN, ENC_NA);
+        proto_tree *et = proto_item_add_subtree(ei, ett_enh);
+        proto_tree_add_boolean(et, hf_p2p, tvb, off, 2, c.v2.p2p);
+        proto_tree_add_boolean(et, hf_rtr_send, tvb, off, 2, c.v2.rtr_send);
+        proto_tree_add_uint(et, hf_ird, tvb, off, 2, c.v2.ird);
+        proto_tree_add_boolean(et, hf_rtr_write, tvb, off + 2, 2, c.v2.rtr_write);
+        proto_tree_add_boolean(et, hf_rtr_read, tvb, off + 2, 2, c.v2.rtr_read);
+        proto_tree_add_uint(et, hf_ord, tvb, off + 2, 2, c.v2.ord);
+        iwk_expert_notes(pinfo, ei, c.notes);
+        col_append_fstr(pinfo->cinfo, COL_INFO, " IRD=%u ORD=%u%s", c.v2.ird, c.v2.ord,
+                        c.v2.p2p ? " p2p" : "");
+        off += IW_MPA_V2_DATA_LEN;
+    }
+    if (c.ulp_pd_len)
+        proto_tree_add_item(st, hf_ulp_pd, tvb, off, c.ulp_pd_len, ENC_NA);
+    /* The shadow learns the session's start as from MPA frames (RTR and
+     * IRD/ORD rules, RFC 6581 §7 and §9). */
+    if (ids && !PINFO_FD_VISITED(pinfo) && starts) {
+        iw_shadow_result res;
+        iw_shadow_mpa(s->c->shadow, (unsigned)d, &rr, pinfo->num, &res);
+    }
+    return tvb_captured_length(tvb);
+}
+
+void proto_register_iwk_sctp(void) {
+    static hf_register_info hf[] = {
+        {&hf_ssn,
+         {"DDP-SSN", "iwk_sctp.ssn", FT_UINT16, BASE_DEC, NULL, 0,
+          "DDP Source Sequence Number (RFC 5043 §5.2.1)", HFILL}},
+        {&hf_sid,
+         {"Stream Identifier", "iwk_sctp.sid", FT_UINT16, BASE_DEC, NULL, 0,
+          "SCTP stream of the DATA chunk: one DDP stream per identifier (RFC 5043 §6)", HFILL}},
+        {&hf_stream,
+         {"DDP stream", "iwk_sctp.stream", FT_UINT32, BASE_DEC, NULL, 0,
+          "Index of this DDP stream (association and stream identifier) in the capture", HFILL}},
+        {&hf_fc,
+         {"Function Code", "iwk_sctp.fc", FT_UINT16, BASE_HEX, VALS(fc_vals), 0,
+          "DDP Stream Session Control function (RFC 6580 §3.5, RFC 6581 §7)", HFILL}},
+        {&hf_pd_len,
+         {"Private Data length", "iwk_sctp.pd_len", FT_UINT32, BASE_DEC, NULL, 0,
+          "Octets after the Function Code, enhanced data included (at most 512)", HFILL}},
+        {&hf_ulp_pd,
+         {"Private Data", "iwk_sctp.private_data", FT_BYTES, BASE_NONE, NULL, 0,
+          "Private Data for the ULP", HFILL}},
+        {&hf_enh,
+         {"Enhanced connection data", "iwk_sctp.enhanced", FT_BYTES, BASE_NONE, NULL, 0,
+          "RFC 6581 §7: IRD, ORD and the peer-to-peer RTR types", HFILL}},
+        {&hf_p2p,
+         {"Peer-to-peer (A)", "iwk_sctp.p2p", FT_BOOLEAN, BASE_NONE, NULL, 0, NULL, HFILL}},
+        {&hf_rtr_send,
+         {"RTR: zero-length Send (B)", "iwk_sctp.rtr_send", FT_BOOLEAN, BASE_NONE, NULL, 0, NULL,
+          HFILL}},
+        {&hf_rtr_write,
+         {"RTR: zero-length RDMA Write (C)", "iwk_sctp.rtr_write", FT_BOOLEAN, BASE_NONE, NULL, 0,
+          NULL, HFILL}},
+        {&hf_rtr_read,
+         {"RTR: zero-length RDMA Read (D)", "iwk_sctp.rtr_read", FT_BOOLEAN, BASE_NONE, NULL, 0,
+          NULL, HFILL}},
+        {&hf_ird, {"IRD", "iwk_sctp.ird", FT_UINT16, BASE_DEC, NULL, 0, NULL, HFILL}},
+        {&hf_ord, {"ORD", "iwk_sctp.ord", FT_UINT16, BASE_DEC, NULL, 0, NULL, HFILL}},
+        {&hf_ddp_len,
+         {"DDP segment length", "iwk_sctp.ddp_len", FT_UINT32, BASE_DEC, NULL, 0, NULL, HFILL}},
+    };
+    static gint *ett[] = {&ett_sctp, &ett_enh};
+    static ei_register_info ei[] = {
+        {&ei_problem,
+         {"iwk_sctp.session_terminate", PI_PROTOCOL, PI_ERROR,
+          "DDP Stream Session must be terminated", EXPFILL}},
+        {&ei_ssn, {"iwk_sctp.ssn_bad", PI_SEQUENCE, PI_WARN, "DDP-SSN out of sequence", EXPFILL}},
+        {&ei_no_sid,
+         {"iwk_sctp.no_sid", PI_REASSEMBLE, PI_NOTE,
+          "Reassembled chunk: its stream identifier is not known here, no state kept", EXPFILL}},
+    };
+    proto_iwk_sctp = proto_register_protocol("iWARP DDP over SCTP (iwarpkit), RFC 5043",
+                                             "iWARP-SCTP", "iwk_sctp");
+    proto_register_field_array(proto_iwk_sctp, hf, array_length(hf));
+    proto_register_subtree_array(ett, array_length(ett));
+    expert_module_t *em = expert_register_protocol(proto_iwk_sctp);
+    expert_register_field_array(em, ei, array_length(ei));
+    seg_handle = register_dissector_with_description(
+        "iwk_sctp_seg", "iWARP DDP Segment Chunk (iwarpkit)", dissect_seg, proto_iwk_sctp);
+    ctrl_handle = register_dissector_with_description("iwk_sctp_ctrl",
+                                                      "iWARP DDP Stream Session Control (iwarpkit)",
+                                                      dissect_ctrl, proto_iwk_sctp);
+    register_init_routine(iwk_sctp_init);
+}
+
+void proto_reg_handoff_iwk_sctp(void) {
+    /* RFC 5043 §5.2: the PPIDs IANA assigned. */
+    dissector_add_uint("sctp.ppi", IW_SCTP_PPID_DDP_SEGMENT, seg_handle);
+    dissector_add_uint("sctp.ppi", IW_SCTP_PPID_DDP_CONTROL, ctrl_handle);
+}
