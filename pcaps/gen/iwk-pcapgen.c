@@ -1056,13 +1056,23 @@ static void gen_garbage(const char *dir) {
     cap_close(c);
 }
 
-/* Benchmark capture: n_conns connections, MPA v1 startups, CRC on, no
- * markers (so Wireshark's built-in dissectors decode the same stream), one
- * FPDU per segment: Sends, Writes and Read Request/Response pairs, until
- * about mb megabytes are written. */
+/* Benchmark capture: 8 connections, MPA v1 startups, CRC on, no markers
+ * (so Wireshark's built-in dissectors decode the same stream), until about
+ * mb megabytes are written. Each connection cycles through four rounds so
+ * that TCP reassembly is exercised as on real links:
+ *   0: one 1380-octet Send per segment (FPDU aligned with the segment);
+ *   1: four 200-octet Sends coalesced into one segment (several FPDUs);
+ *   2: a 4152-octet RDMA Write as three FPDUs sent at an MSS of 1460, so
+ *      that the second and third FPDUs straddle segment boundaries;
+ *   3: a Read Request and its Read Response.
+ * The receiver acknowledges each round with a pure ACK, as a real one does
+ * (RFC 1122 §4.2.3.2: at least every second full-sized segment): without
+ * ACKs Wireshark's TCP analysis walks an ever-growing list of unacknowledged
+ * segments per packet, a quadratic cost that would swamp the iWARP
+ * dissectors being compared. */
 static void gen_bench(const char *path, unsigned mb) {
     iw_pcapw_file *c = cap_open_path(path);
-    enum { NC = 8 };
+    enum { NC = 8, SMALL = 200, SMALL_N = 4, BIG = 1380, WSEG = 1384, WSEGS = 3 };
     conn k[NC];
     stream s0[NC], s1[NC];
     uint32_t msn[NC], rmsn[NC];
@@ -1081,32 +1091,46 @@ static void gen_bench(const char *path, unsigned mb) {
     for (uint64_t n = 0; written < target; n++) {
         int i = (int)(n % NC);
         stream *a = &s0[i], *b = &s1[i];
+        size_t before = a->len + b->len;
         iw_rdmap_msg m;
-        switch (n % 4) {
+        switch ((n / NC) % 4) {
         case 0:
-        case 1:
             m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, msn[i]++, 0, true);
-            s_msg(a, &m, pay, 1380);
+            s_msg(a, &m, pay, BIG);
+            flush(&k[i], 0, a, 1460);
+            break;
+        case 1:
+            for (int j = 0; j < SMALL_N; j++) {
+                m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, msn[i]++, 0, true);
+                s_msg(a, &m, pay + j, SMALL);
+            }
+            flush(&k[i], 0, a, 1460);
             break;
         case 2:
-            m = iw_rdmap_msg_tagged(IW_OP_WRITE, 0x100 + (uint32_t)i, n * 4096, true);
-            s_msg(a, &m, pay, 1384);
+            /* One message, three tagged segments (RFC 5041 §5.2). */
+            for (int j = 0; j < WSEGS; j++) {
+                m = iw_rdmap_msg_tagged(IW_OP_WRITE, 0x100 + (uint32_t)i,
+                                        n * 16384 + (uint64_t)j * WSEG, j == WSEGS - 1);
+                s_msg(a, &m, pay, WSEG);
+            }
+            flush(&k[i], 0, a, 1460);
             break;
         default:
             m = iw_rdmap_msg_untagged(IW_OP_READ_REQ, 1, rmsn[i]++, 0, true);
             m.u.read_req.sink_stag = 0x200 + (uint32_t)i;
             m.u.read_req.sink_to = n * 4096;
-            m.u.read_req.read_size = 1384;
+            m.u.read_req.read_size = WSEG;
             m.u.read_req.src_stag = 0x300;
             s_msg(a, &m, NULL, 0);
             flush(&k[i], 0, a, 1460);
             m = iw_rdmap_msg_tagged(IW_OP_READ_RESP, 0x200 + (uint32_t)i, n * 4096, true);
-            s_msg(b, &m, pay, 1384);
+            s_msg(b, &m, pay, WSEG);
             flush(&k[i], 1, b, 1460);
             break;
         }
-        flush(&k[i], 0, a, 1460);
-        written += 1460;
+        /* The initiator's data acknowledged by the responder. */
+        iw_pcapw_seg(&k[i], 1, IW_TH_ACK, NULL, 0);
+        written += a->len + b->len - before;
         /* Keep the stream buffers small: restart them (positions stay). */
         if (a->len > STREAM_MAX / 2) {
             a->len = a->sent = 0;
