@@ -98,8 +98,8 @@ typedef struct iwk_conv {
      * pass in capture order (MPA frames, FPDUs, losses). */
     iw_shadow *shadow;
     struct iwk_stor *stor; /* storage ULP state (packet-iwarpkit-storage.c) */
-    wmem_map_t *segs;      /* DDP header -> frame, per direction, for linking a
-                            * Terminate to the segment its copy names (rdmap.c) */
+    struct iwk_seg_index *segs; /* DDP header -> frame, per direction, for linking a
+                                 * Terminate to the segment its copy names (rdmap.c) */
     wmem_map_t *reqs;      /* frame -> list of iwk_req (Read/Atomic Requests), for links */
 } iwk_conv;
 
