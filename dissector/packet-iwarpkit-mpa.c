@@ -121,7 +121,8 @@ typedef struct iwk_pdu {
     gboolean provisional;    /* FPDU of a mid-stream reading whose markers are undecided */
     iw_verdict expect;       /* MPA frame where the other type was due */
     guint8 v2_flags;
-    iw_shadow_result shadow; /* MPA frame: the shadow's verdict (RFC 6581 §9.2 RTR) */
+    iw_shadow_result *shadow; /* MPA frame: the shadow's verdict (RFC 6581 §9.2 RTR);
+                               * NULL elsewhere (kept per PDU, so not inline) */
 } iwk_pdu;
 
 #define V2_REPLY_NOT_P2P 0x1
@@ -570,7 +571,8 @@ static void dissect_rr(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
             }
             /* RFC 6581 §9: the shadow fixes IRDs and the RTR; 2/0/0x07 is
              * the initiator's answer to a Reply with no RTR in common. */
-            iw_shadow_mpa(c->shadow, (unsigned)d, &rr, pinfo->num, &pd->shadow);
+            pd->shadow = wmem_new0(wmem_file_scope(), iw_shadow_result);
+            iw_shadow_mpa(c->shadow, (unsigned)d, &rr, pinfo->num, pd->shadow);
             if (pd->expect.kind == IW_VERDICT_OK && !(rr.type == IW_MPA_REPLY && rr.r)) {
                 /* §4.3: the grid starts at the first octet of Full Operation. */
                 D->fo_known = TRUE;
@@ -587,10 +589,10 @@ static void dissect_rr(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
     if (pd->expect.kind != IW_VERDICT_OK)
         iwk_expert_verdict(pinfo, ri, &pd->expect);
     /* Its close verdicts are pd->expect's; only a Terminate is new here. */
-    if (pd->shadow.verdict.kind == IW_VERDICT_TERM && iwk_expert_shadow(pinfo, ri, &pd->shadow))
-        g_string_append_printf(info, " [TERM %u/%u/0x%02x]", iw_term_layer(pd->shadow.verdict.term),
-                               iw_term_etype(pd->shadow.verdict.term),
-                               iw_term_ecode(pd->shadow.verdict.term));
+    const iw_shadow_result *sr = pd->shadow;
+    if (sr && sr->verdict.kind == IW_VERDICT_TERM && iwk_expert_shadow(pinfo, ri, sr))
+        g_string_append_printf(info, " [TERM %u/%u/0x%02x]", iw_term_layer(sr->verdict.term),
+                               iw_term_etype(sr->verdict.term), iw_term_ecode(sr->verdict.term));
     if (r >= 0 && rr.type == IW_MPA_REPLY && rr.r) {
         iw_verdict rej = iw_verdict_close(IW_CLOSE_MPA_REJECTED, "RFC 5044 §7.1.2");
         iwk_expert_verdict(pinfo, fi, &rej);

@@ -25,6 +25,7 @@
  * decode on top. Untagged messages are reassembled by (direction, QN, MSN,
  * MO) and tagged ones by (direction, STag, TO); a reassembled Send is what
  * the heuristic list gets. */
+#include <stdarg.h>
 #include <string.h>
 
 #include <epan/conversation.h>
@@ -195,19 +196,24 @@ static gboolean seg_key_equal(const iwk_seg_key *a, const iwk_seg_key *b) {
            a->c == b->c;
 }
 
-/* Every DDP segment of a conversation, key -> latest frame: one insert per
- * FPDU on the first pass, so kept in one open-addressed array (linear
- * probing, keys inline) that an insert touches in one place. A wmem_map
- * costs an allocation and three dependent cache misses per insert, which
- * on a 100 MB capture was a sixth of the plugin's time. */
+/* Every DDP segment of a conversation, key -> latest frame, for linking a
+ * Terminate to the segment it answers. One append per FPDU on the first
+ * pass, to a log written in order; the hash index over it (open
+ * addressing, linear probing, keys inline) is built at the conversation's
+ * first Terminate and kept from then on. Most conversations never carry a
+ * Terminate, and an index insert per FPDU (a wmem_map before: an
+ * allocation and dependent cache misses) was a sixth of the plugin's time
+ * on a 100 MB capture. */
 typedef struct iwk_seg_slot {
     iwk_seg_key k;
     guint32 frame; /* 0: empty (frame numbers start at 1) */
 } iwk_seg_slot;
 
 typedef struct iwk_seg_index {
-    iwk_seg_slot *v;
-    guint32 mask; /* capacity - 1, capacity a power of two */
+    iwk_seg_slot *log; /* every segment in capture order */
+    guint32 nlog, caplog;
+    iwk_seg_slot *v; /* the index; NULL until the first lookup */
+    guint32 mask;    /* capacity - 1, capacity a power of two */
     guint32 n;
 } iwk_seg_index;
 
@@ -217,29 +223,54 @@ static iwk_seg_slot *seg_index_find(iwk_seg_slot *v, guint32 mask, const iwk_seg
             return &v[i];
 }
 
-static guint32 seg_index_lookup(const iwk_seg_index *x, const iwk_seg_key *k) {
-    return x->v ? seg_index_find(x->v, x->mask, k)->frame : 0;
-}
-
-static void seg_index_put(iwk_seg_index *x, const iwk_seg_key *k, guint32 frame) {
-    if (!x->v || (x->n + 1) * 4 > (x->mask + 1) * 3) {
+static void seg_index_add(iwk_seg_index *x, const iwk_seg_slot *e) {
+    if ((x->n + 1) * 4 > (x->mask + 1) * 3) {
         /* Kept at most 3/4 full: double, and re-place every key. */
-        guint32 cap = x->v ? (x->mask + 1) * 2 : 256;
+        guint32 cap = (x->mask + 1) * 2;
         iwk_seg_slot *nv = wmem_alloc0_array(wmem_file_scope(), iwk_seg_slot, cap);
-        for (guint32 i = 0; x->v && i <= x->mask; i++)
+        for (guint32 i = 0; i <= x->mask; i++)
             if (x->v[i].frame)
                 *seg_index_find(nv, cap - 1, &x->v[i].k) = x->v[i];
-        if (x->v)
-            wmem_free(wmem_file_scope(), x->v);
+        wmem_free(wmem_file_scope(), x->v);
         x->v = nv;
         x->mask = cap - 1;
     }
-    iwk_seg_slot *s = seg_index_find(x->v, x->mask, k);
-    if (!s->frame) {
-        s->k = *k;
+    iwk_seg_slot *s = seg_index_find(x->v, x->mask, &e->k);
+    if (!s->frame)
         x->n++;
+    *s = *e; /* the latest frame with this key wins */
+}
+
+static guint32 seg_index_lookup(iwk_seg_index *x, const iwk_seg_key *k) {
+    if (!x->v) {
+        guint32 cap = 256;
+        while (cap / 4 * 3 <= x->nlog)
+            cap *= 2;
+        x->v = wmem_alloc0_array(wmem_file_scope(), iwk_seg_slot, cap);
+        x->mask = cap - 1;
+        for (guint32 i = 0; i < x->nlog; i++)
+            seg_index_add(x, &x->log[i]);
+        wmem_free(wmem_file_scope(), x->log); /* the index has it all now */
+        x->log = NULL;
+        x->nlog = x->caplog = 0;
     }
-    s->frame = frame;
+    return seg_index_find(x->v, x->mask, k)->frame;
+}
+
+static void seg_index_put(iwk_seg_index *x, const iwk_seg_key *k, guint32 frame) {
+    iwk_seg_slot e;
+    e.k = *k;
+    e.frame = frame;
+    if (x->v) {
+        seg_index_add(x, &e);
+        return;
+    }
+    if (x->nlog == x->caplog) {
+        x->caplog = x->caplog ? x->caplog * 2 : 256;
+        x->log =
+            (iwk_seg_slot *)wmem_realloc(wmem_file_scope(), x->log, x->caplog * sizeof *x->log);
+    }
+    x->log[x->nlog++] = e;
 }
 
 static iwk_seg_key seg_key(int dir, const iw_ddp_hdr *h) {
@@ -371,6 +402,24 @@ static void add_read_req(proto_tree *tree, tvbuff_t *tvb, guint off, const iw_rd
     proto_tree_add_uint64(rt, *f->src_to, tvb, off + 20, 8, r->src_to);
 }
 
+/* The Info column text, built only when there are columns to fill:
+ * tshark -V, -q -z ... and the first pass of -2 have none (pinfo->cinfo
+ * is NULL), and formatting it per FPDU there is wasted. */
+static void info_add(wmem_strbuf_t *info, const char *s) {
+    if (info)
+        wmem_strbuf_append(info, s);
+}
+
+static void info_printf(wmem_strbuf_t *info, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void info_printf(wmem_strbuf_t *info, const char *fmt, ...) {
+    if (!info)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    wmem_strbuf_append_vprintf(info, fmt, ap);
+    va_end(ap);
+}
+
 /* Terminate header (RFC 5040 §4.8): the copied DDP header is sized by its
  * own T bit and decoded as a real header, as is the Read Request header. */
 static void add_term(proto_tree *tree, tvbuff_t *tvb, guint off, const iw_rdmap_term *t,
@@ -392,8 +441,7 @@ static void add_term(proto_tree *tree, tvbuff_t *tvb, guint off, const iw_rdmap_
     proto_tree_add_uint(tt, hf_term_rsvd, tvb, off + 2, 2, t->rsvd);
     proto_item_append_text(ti, ": %u/%u/0x%02x %s", t->layer, t->etype, t->ecode,
                            iw_term_str(triple));
-    wmem_strbuf_append_printf(info, " %u/%u/0x%02x (%s)", t->layer, t->etype, t->ecode,
-                              iw_term_str(triple));
+    info_printf(info, " %u/%u/0x%02x (%s)", t->layer, t->etype, t->ecode, iw_term_str(triple));
     expert_add_info_format(pinfo, ti, &ei_terminate, "Terminate received: %u/%u/0x%02x %s (%s)",
                            t->layer, t->etype, t->ecode, iw_term_str(triple),
                            iw_term_rfc(triple) ? iw_term_rfc(triple) : "unregistered");
@@ -409,7 +457,7 @@ static void add_term(proto_tree *tree, tvbuff_t *tvb, guint off, const iw_rdmap_
                             t->r ? ", R" : "", t->etype, t->layer, t->ecode,
                             (guint)(b2 & 0x1F) << 8 | tvb_get_guint8(tvb, off + 3));
         proto_item_append_text(ti, " [Linux siw bit order]");
-        wmem_strbuf_append(info, " [siw layout]");
+        info_add(info, " [siw layout]");
     }
     guint o = off + IW_RDMAP_TERM_CTRL_LEN;
     if (t->m || t->d) {
@@ -693,12 +741,27 @@ static void dissect_payload(tvbuff_t *seg_tvb, guint off, packet_info *pinfo, pr
 /* First pass: the plugin's own tracking and the shadow, stored per FPDU
  * (keyed by its sequence number); later passes replay what is stored. m is
  * NULL when not even the DDP header decoded; v is iw_rdmap_decode's. */
-static iwk_seg *seg_state(packet_info *pinfo, iwk_fpdu_ctx *ctx, const iw_rdmap_msg *m, guint len,
-                          iw_ssize r, const iw_verdict *v) {
-    iwk_seg *s = (iwk_seg *)p_get_proto_data(wmem_file_scope(), pinfo, proto_iwk_rdmap, ctx->seq);
-    if (s || PINFO_FD_VISITED(pinfo))
-        return s;
-    s = wmem_new0(wmem_file_scope(), iwk_seg);
+/* The state of a segment with nothing to show beyond its headers (no
+ * link, no reassembly, an ok shadow verdict without notes): most of them,
+ * so they share this one instead of a copy each (less memory per FPDU on
+ * a long capture). Zero is IW_VERDICT_OK. */
+static const iwk_seg seg_plain;
+
+static gboolean seg_is_plain(const iwk_seg *s) {
+    return !s->req && !s->is_resp && !s->reasm_id && !s->reasm_off && !s->answers &&
+           s->shadow.verdict.kind == IW_VERDICT_OK && !s->shadow.notes && !s->shadow.has_ref &&
+           !s->shadow.rtr;
+}
+
+static const iwk_seg *seg_state(packet_info *pinfo, iwk_fpdu_ctx *ctx, const iw_rdmap_msg *m,
+                                guint len, iw_ssize r, const iw_verdict *v) {
+    const iwk_seg *got =
+        (const iwk_seg *)p_get_proto_data(wmem_file_scope(), pinfo, proto_iwk_rdmap, ctx->seq);
+    if (got || PINFO_FD_VISITED(pinfo))
+        return got;
+    iwk_seg t;
+    memset(&t, 0, sizeof t);
+    iwk_seg *s = &t;
     s->shadow.verdict = iw_verdict_ok();
     if (m && r >= 0 && ctx->track && !ctx->crc_bad)
         track(pinfo, ctx, m, s);
@@ -713,8 +776,10 @@ static iwk_seg *seg_state(packet_info *pinfo, iwk_fpdu_ctx *ctx, const iw_rdmap_
         if (m && r >= 0 && !ctx->crc_bad)
             link_response(pinfo, ctx, m, s);
     }
-    p_add_proto_data(wmem_file_scope(), pinfo, proto_iwk_rdmap, ctx->seq, s);
-    return s;
+    got = seg_is_plain(s) ? &seg_plain
+                          : (const iwk_seg *)wmem_memdup(wmem_file_scope(), s, sizeof *s);
+    p_add_proto_data(wmem_file_scope(), pinfo, proto_iwk_rdmap, ctx->seq, (void *)got);
+    return got;
 }
 
 /* Expert items name the protocol in pinfo->current_proto: DDP's own
@@ -761,7 +826,7 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, i
     iw_ssize r = iw_rdmap_decode(&m, p, len, &v);
     if (r >= 0)
         iw_rdmap_term_siw(&m); /* a Terminate in Linux siw's bit order, explained */
-    wmem_strbuf_t *info = wmem_strbuf_new(pinfo->pool, "");
+    wmem_strbuf_t *info = pinfo->cinfo ? wmem_strbuf_new(pinfo->pool, "") : NULL;
 
     iw_ddp_hdr h;
     gboolean have_ddp = len >= 1 && iw_ddp_decode_hdr(&h, p, len) > 0;
@@ -773,16 +838,17 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, i
         di = proto_tree_add_item(tree, proto_iwk_ddp, tvb, 0, -1, ENC_NA);
         proto_item_append_text(di, " [truncated: %u octets, DDP header needs %u]", len,
                                len ? (guint)iw_ddp_hdr_len(p[0]) : 1);
-        wmem_strbuf_append(info, "DDP segment [truncated header]");
+        info_add(info, "DDP segment [truncated header]");
         if (!ctx->crc_bad)
             iwk_expert_verdict(pinfo, di, &v);
-        iwk_seg *ts = seg_state(pinfo, ctx, NULL, len, r, &v);
+        const iwk_seg *ts = seg_state(pinfo, ctx, NULL, len, r, &v);
         if (ts) {
             iwk_expert_shadow(pinfo, di, &ts->shadow);
             if (ts->shadow.notes & IW_SHADOW_NOTE(AFTER_TERMINATE))
-                wmem_strbuf_append(info, " [after Terminate]");
+                info_add(info, " [after Terminate]");
         }
-        col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", wmem_strbuf_get_str(info));
+        if (info)
+            col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", wmem_strbuf_get_str(info));
         return;
     }
     di = add_ddp_hdr(tree, tvb, 0, &m.ddp, proto_iwk_ddp, ett_ddp, &ddp_own);
@@ -804,23 +870,21 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, i
     proto_item_set_generated(qi);
     proto_item_append_text(ri, ", %s", iw_rdmap_opcode_str(m.opcode));
 
-    wmem_strbuf_append(info, iw_rdmap_opcode_str(m.opcode));
+    info_add(info, iw_rdmap_opcode_str(m.opcode));
     if (m.ddp.tagged)
-        wmem_strbuf_append_printf(info, " STag=0x%08x TO=0x%" G_GINT64_MODIFIER "x", m.ddp.stag,
-                                  m.ddp.to);
+        info_printf(info, " STag=0x%08x TO=0x%" G_GINT64_MODIFIER "x", m.ddp.stag, m.ddp.to);
     else
-        wmem_strbuf_append_printf(info, " QN=%u MSN=%u MO=%u", m.ddp.qn, m.ddp.msn, m.ddp.mo);
+        info_printf(info, " QN=%u MSN=%u MO=%u", m.ddp.qn, m.ddp.msn, m.ddp.mo);
 
     if (m.has_hdr) {
         switch (m.opcode) {
         case IW_OP_READ_REQ:
             add_read_req(rt, tvb, hl, &m.u.read_req, hf_rreq, &rreq_own);
-            wmem_strbuf_append_printf(info,
-                                      " sink=0x%08x@0x%" G_GINT64_MODIFIER
-                                      "x src=0x%08x@0x%" G_GINT64_MODIFIER "x size=%u",
-                                      m.u.read_req.sink_stag, m.u.read_req.sink_to,
-                                      m.u.read_req.src_stag, m.u.read_req.src_to,
-                                      m.u.read_req.read_size);
+            info_printf(info,
+                        " sink=0x%08x@0x%" G_GINT64_MODIFIER "x src=0x%08x@0x%" G_GINT64_MODIFIER
+                        "x size=%u",
+                        m.u.read_req.sink_stag, m.u.read_req.sink_to, m.u.read_req.src_stag,
+                        m.u.read_req.src_to, m.u.read_req.read_size);
             break;
         case IW_OP_TERMINATE:
             add_term(rt, tvb, hl, &m.u.term, pinfo, info);
@@ -828,16 +892,15 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, i
         case IW_OP_IMM:
         case IW_OP_IMM_SE:
             proto_tree_add_bytes(rt, hf_imm, tvb, hl, IW_RDMAP_IMM_LEN, m.u.imm);
-            wmem_strbuf_append(info, " data=");
+            info_add(info, " data=");
             for (int i = 0; i < IW_RDMAP_IMM_LEN; i++)
-                wmem_strbuf_append_printf(info, "%02x", m.u.imm[i]);
+                info_printf(info, "%02x", m.u.imm[i]);
             break;
         case IW_OP_ATOMIC_REQ:
             add_atomic_req(rt, tvb, hl, &m.u.atomic_req);
-            wmem_strbuf_append_printf(
-                info, " %s id=%u STag=0x%08x TO=0x%" G_GINT64_MODIFIER "x",
-                val_to_str_const(m.u.atomic_req.aopcode, aop_vals, "Unassigned"),
-                m.u.atomic_req.req_id, m.u.atomic_req.stag, m.u.atomic_req.to);
+            info_printf(info, " %s id=%u STag=0x%08x TO=0x%" G_GINT64_MODIFIER "x",
+                        val_to_str_const(m.u.atomic_req.aopcode, aop_vals, "Unassigned"),
+                        m.u.atomic_req.req_id, m.u.atomic_req.stag, m.u.atomic_req.to);
             break;
         case IW_OP_ATOMIC_RESP: {
             proto_item *ai =
@@ -845,8 +908,8 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, i
             proto_tree *at = proto_item_add_subtree(ai, ett_atomic);
             proto_tree_add_uint(at, hf_atomic_req_id, tvb, hl, 4, m.u.atomic_resp.req_id);
             proto_tree_add_uint64(at, hf_atomic_orig, tvb, hl + 4, 8, m.u.atomic_resp.orig);
-            wmem_strbuf_append_printf(info, " id=%u orig=0x%" G_GINT64_MODIFIER "x",
-                                      m.u.atomic_resp.req_id, m.u.atomic_resp.orig);
+            info_printf(info, " id=%u orig=0x%" G_GINT64_MODIFIER "x", m.u.atomic_resp.req_id,
+                        m.u.atomic_resp.orig);
             break;
         }
         default:
@@ -857,9 +920,9 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, i
         proto_tree_add_item(rt, hf_reassembled_data, tvb, hl, -1, ENC_NA);
     }
     if (opcode_has_payload(m.opcode) || m.payload_len)
-        wmem_strbuf_append_printf(info, " len=%u", (guint)(len - hl));
+        info_printf(info, " len=%u", (guint)(len - hl));
     if (!m.ddp.last)
-        wmem_strbuf_append(info, " [more]");
+        info_add(info, " [more]");
 
     /* Stateless verdict from libiwarp. An FPDU that failed its CRC or
      * marker check never reaches DDP (RFC 5044 §6): its ULPDU is decoded
@@ -871,8 +934,8 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, i
         as_proto(pinfo, ddp_layer ? proto_iwk_ddp : proto_iwk_rdmap);
         iwk_expert_verdict(pinfo, ddp_layer ? di : ri, &v);
         as_proto(pinfo, proto_iwk_rdmap);
-        wmem_strbuf_append_printf(info, " [TERM %u/%u/0x%02x]", iw_term_layer(v.term),
-                                  iw_term_etype(v.term), iw_term_ecode(v.term));
+        info_printf(info, " [TERM %u/%u/0x%02x]", iw_term_layer(v.term), iw_term_etype(v.term),
+                    iw_term_ecode(v.term));
     }
     as_proto(pinfo, proto_iwk_ddp);
     iwk_expert_notes(pinfo, di, m.notes & IW_NOTE(DDP_RSVD_BITS));
@@ -880,12 +943,12 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, i
     iwk_expert_notes(pinfo, ri, m.notes & ~IW_NOTE(DDP_RSVD_BITS));
 
     /* Stateful part: first pass only, then replayed. */
-    iwk_seg *s = seg_state(pinfo, ctx, &m, len, r, &v);
+    const iwk_seg *s = seg_state(pinfo, ctx, &m, len, r, &v);
     gboolean stateful = FALSE;
     if (s && s->answers) {
         proto_item *ai = proto_tree_add_uint(rt, hf_term_answers, tvb, 0, 0, s->answers);
         proto_item_set_generated(ai);
-        wmem_strbuf_append_printf(info, " [answers frame %u]", s->answers);
+        info_printf(info, " [answers frame %u]", s->answers);
     }
     if (s) {
         /* The shadow's verdict: what a receiver with this conversation's
@@ -910,19 +973,18 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, i
                                            iw_shadow_assume_str(bit));
                 proto_item_set_generated(vi);
             }
-            wmem_strbuf_append_printf(info, " [TERM %u/%u/0x%02x]", iw_term_layer(sr->verdict.term),
-                                      iw_term_etype(sr->verdict.term),
-                                      iw_term_ecode(sr->verdict.term));
+            info_printf(info, " [TERM %u/%u/0x%02x]", iw_term_layer(sr->verdict.term),
+                        iw_term_etype(sr->verdict.term), iw_term_ecode(sr->verdict.term));
         }
         as_proto(pinfo, ddp_layer ? proto_iwk_ddp : proto_iwk_rdmap);
         stateful = iwk_expert_shadow(pinfo, ddp_layer ? di : ri, sr);
         as_proto(pinfo, proto_iwk_rdmap);
         if (sr->notes & IW_SHADOW_NOTE(AFTER_TERMINATE))
-            wmem_strbuf_append(info, " [after Terminate]");
+            info_add(info, " [after Terminate]");
         if (sr->rtr) {
             proto_item *ti = proto_tree_add_boolean(rt, hf_rtr, tvb, 0, 0, TRUE);
             proto_item_set_generated(ti);
-            wmem_strbuf_append(info, " [RTR]");
+            info_add(info, " [RTR]");
         }
         add_links(rt, tvb, s);
     }
@@ -950,7 +1012,8 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, i
         ti->mpa_verdict = ctx->crc_bad;
         tap_queue_packet(iwk_tap, pinfo, ti);
     }
-    col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", wmem_strbuf_get_str(info));
+    if (info)
+        col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", wmem_strbuf_get_str(info));
 
     /* Up the stack. */
     if (r >= 0 && !ctx->crc_bad) {
