@@ -97,10 +97,10 @@ typedef struct iwk_conv {
      * engine's receive-side checks over the conversation, fed on the first
      * pass in capture order (MPA frames, FPDUs, losses). */
     iw_shadow *shadow;
-    struct iwk_stor *stor; /* storage ULP state (packet-iwarpkit-storage.c) */
+    struct iwk_stor *stor;      /* storage ULP state (packet-iwarpkit-storage.c) */
     struct iwk_seg_index *segs; /* DDP header -> frame, per direction, for linking a
                                  * Terminate to the segment its copy names (rdmap.c) */
-    wmem_map_t *reqs;      /* frame -> list of iwk_req (Read/Atomic Requests), for links */
+    wmem_map_t *reqs;           /* frame -> list of iwk_req (Read/Atomic Requests), for links */
 } iwk_conv;
 
 /* What the MPA layer hands to DDP/RDMAP for one FPDU. */
