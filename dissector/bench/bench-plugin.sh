@@ -9,8 +9,8 @@
 #
 # BUILD_DIR holds dissector/iwarpkit.so and dissector/iwk-pcapgen (a normal
 # `cmake --build`). The capture is written by `iwk-pcapgen --bench`: 8
-# connections, MPA v1 startups, CRC on, no markers (the built-in cannot
-# decode markers mid-segment reliably), receiver ACKs, and four kinds of
+# connections, MPA v1 startups, CRC on, no markers (the built-in's marker
+# arithmetic assumes one FPDU per segment), receiver ACKs, and four kinds of
 # rounds: one FPDU per segment, four FPDUs in one segment, a three-FPDU
 # Write whose FPDUs straddle segment boundaries (TCP reassembly on both
 # sides), and Read Request/Response pairs.
@@ -26,7 +26,14 @@
 #     request/response links, message reassembly for display, the tap for
 #     `-z iwk,...`. The built-in does none of that; the ratios include it.
 #   - Both hand payloads to the same ULP heuristic list (nothing here
-#     claims them: the payload is filler).
+#     claims them: the payload is filler), except that the built-in hands
+#     on only the first Send of a segment carrying several and marks the
+#     others "Reassembled PDU in frame N" (fewer payload dumps under -V).
+#   - The plugin reassembles multi-segment messages for display, tagged
+#     ones too (the three-FPDU Writes: a copy of every fragment and of the
+#     message); the built-in does not. Most of the plugin's excess in
+#     summary and io,phs mode is that (docs/wireshark-plugin.md,
+#     Performance).
 #
 # Timing: the machine this runs on is shared, so each mode runs RUNS times
 # (default 3) per side, interleaved (plugin, built-in, then built-in,
