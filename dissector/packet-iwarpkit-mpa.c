@@ -856,7 +856,7 @@ static int dissect_iwk_tcp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
             if (pinfo->can_desegment && pref_desegment && pd->kind != PDU_LOST) {
                 pinfo->desegment_offset = offset;
                 pinfo->desegment_len = len ? len - (total - offset) : DESEGMENT_ONE_MORE_SEGMENT;
-                return (int)total;
+                break; /* the PDUs before it keep their ports in Info */
             }
             /* Cannot reassemble: show what is there. */
             proto_item *pi = proto_tree_add_item(tree, proto_iwk_mpa, tvb, offset, -1, ENC_NA);
