@@ -68,6 +68,7 @@ static df_step_result df_step_rr(iw_deframer *d, const uint8_t *p, size_t n, siz
         return DF_FRAME;
     }
     fr->wire_len = (size_t)r;
+    fr->rr_ok = true;
     if (d->cfg.start == IW_DF_START_REQUEST)
         fr->verdict = iw_mpa_rr_expect(&fr->rr, IW_MPA_REQUEST);
     else if (d->cfg.start == IW_DF_START_REPLY)

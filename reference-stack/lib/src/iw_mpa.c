@@ -49,6 +49,11 @@ iw_ssize iw_mpa_v2_encode(uint8_t *p, const iw_mpa_v2 *v2) {
     return IW_MPA_V2_DATA_LEN;
 }
 
+bool iw_mpa_key_shaped(const uint8_t *buf, size_t len) {
+    return buf && len >= IW_MPA_KEY_LEN && memcmp(buf, "MPA ID ", 7) == 0 &&
+           memcmp(buf + 10, " Frame", 6) == 0;
+}
+
 iw_ssize iw_mpa_rr_decode(iw_mpa_rr *rr, const uint8_t *buf, size_t len, iw_verdict *v) {
     memset(rr, 0, sizeof *rr);
     *v = iw_verdict_ok();

@@ -626,5 +626,8 @@ int iw_shadow_lost(iw_shadow *sh, unsigned dir) {
     r->_q0_known = r->_q1_known = r->_q2_known = r->_q3_known = false;
     r->_q0_done = 0;
     sh->_rtr_due = false;
+    /* The lost octets may have held the sender's first valid FPDU: whether
+     * the other side spoke first (RFC 5044 §7.1.2 rule 4) is unknown. */
+    s->_sent_valid = true;
     return 0;
 }

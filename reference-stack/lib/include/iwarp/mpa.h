@@ -92,6 +92,13 @@ iw_ssize iw_mpa_v2_encode(uint8_t *p, const iw_mpa_v2 *v2);
  * caller's check (iw_mpa_rr_expect). */
 iw_ssize iw_mpa_rr_decode(iw_mpa_rr *rr, const uint8_t *buf, size_t len, iw_verdict *v);
 
+/* Whether buf begins with "MPA ID ??? Frame": the shape both keys share
+ * (RFC 5044 §7.1.1) with other octets in the middle. A decoder treats such
+ * a frame as a startup frame whose key the receiver rejects (§7.1.2 rule
+ * 5: it closes), rather than as data of some other protocol. Needs
+ * IW_MPA_KEY_LEN octets. */
+bool iw_mpa_key_shaped(const uint8_t *buf, size_t len);
+
 /* Verdict for receiving rr where `expected` was due (RFC 5044 §7.1.2 rules
  * 5 and 8): a Request where a Reply was due is an Initiator/Initiator
  * startup; a Reply where a Request was due is a key mismatch. */
@@ -230,6 +237,8 @@ typedef struct iw_frame {
     bool markers; /* resolved modes this frame was decoded with (FPDU) */
     bool crc_on;
     iw_mpa_rr rr;     /* MPA frames */
+    bool rr_ok;       /* MPA frames: iw_mpa_rr_decode accepted it (the verdict may
+                         still be iw_mpa_rr_expect's close): what iw_shadow_mpa takes */
     iw_mpa_fpdu fpdu; /* FPDU */
     iw_verdict verdict;
     iw_close_reason lost_why; /* IW_FRAME_LOST: what ended framing */
