@@ -178,14 +178,6 @@ static const guint8 *tvb_bytes(tvbuff_t *tvb, guint offset, guint *len) {
 
 /* ---------------- framing probes (all through libiwarp) ---------------- */
 
-/* "MPA ID ??? Frame": the shape of both keys (RFC 5044 §7.1.1) with
- * other octets in the middle, a startup frame whose key the peer rejects
- * (§7.1.2 rule 5). */
-static gboolean key_shaped(const guint8 *p, guint len) {
-    return len >= IW_MPA_KEY_LEN && memcmp(p, "MPA ID ", 7) == 0 &&
-           memcmp(p + 10, " Frame", 6) == 0;
-}
-
 /* True if the bytes begin with an MPA Request or Reply key, or a key of
  * their shape (decoded as a startup frame with a bad key). */
 static gboolean probe_rr(const guint8 *p, guint len, iw_mpa_rr *rr) {
@@ -193,7 +185,7 @@ static gboolean probe_rr(const guint8 *p, guint len, iw_mpa_rr *rr) {
     if (len < IW_MPA_KEY_LEN)
         return FALSE;
     iw_ssize r = iw_mpa_rr_decode(rr, p, len, &v);
-    return !(r == IW_ERR_PROTO && v.close == IW_CLOSE_MPA_BAD_KEY) || key_shaped(p, len);
+    return !(r == IW_ERR_PROTO && v.close == IW_CLOSE_MPA_BAD_KEY) || iw_mpa_key_shaped(p, len);
 }
 
 static gboolean seq_before(guint32 a, guint32 b) { return (gint32)(a - b) < 0; }
@@ -379,7 +371,7 @@ static iwk_pdu classify(tvbuff_t *tvb, guint offset, guint32 seq, iwk_conv *c, i
     const guint8 *p = tvb_bytes(tvb, offset, &len);
     iw_mpa_rr rr;
 
-    if (!D->fo_known && !D->rejected && p && probe_rr(p, len, &rr)) {
+    if (!D->fo_known && !D->rejected && !D->started && p && probe_rr(p, len, &rr)) {
         pd.kind = PDU_RR; /* startup frame */
         return pd;
     }
@@ -760,6 +752,7 @@ static void pdu_commit(iwk_conv *c, int d, iwk_pdu *pd, guint32 seq, packet_info
     iwk_dir *D = &c->dir[d];
     if (!pd->track)
         return;
+    D->started = TRUE;
     if (pd->kind == PDU_FPDU && pd->provisional) {
         /* Decoded, but framing is not fixed yet: the synchroniser goes on
          * from the next boundary with the octets still held. */

@@ -41,6 +41,8 @@ typedef struct iwk_req {
  * (sender of the MPA Request), or the first sender seen mid-stream. */
 typedef struct iwk_dir {
     /* MPA framing (first pass only; results are stored per PDU). */
+    gboolean started;  /* a PDU of this direction was committed: a startup frame is
+                          only ever its first octets (RFC 5044 §7.1.1) */
     gboolean rr_seen;  /* an MPA Request/Reply was seen in this direction */
     guint32 rr_seq;    /* its TCP sequence number */
     gboolean fo_known; /* fo_seq is known */
