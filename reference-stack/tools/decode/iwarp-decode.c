@@ -21,6 +21,7 @@
 
 #include "iwd_capture.h"
 #include "iwd_dec.h"
+#include "iwd_shadow.h"
 #include "iwd_hex.h"
 #include "iwd_pcap.h"
 #include "iwd_print.h"
@@ -237,7 +238,40 @@ static int parse_opts(int argc, char **argv, opts *o) {
 
 /* ---- one stream ---- */
 
-static void emit_record(void *ctx, const iwd_rec *r) { iwd_out_record(ctx, r); }
+/* One direction is all a byte stream holds: the shadow runs on it as
+ * direction 0, with record offsets as its ids. What needs the other
+ * direction (the Reply's RTR and IRD, requests answered by Read Responses)
+ * stays unknown to it, so it judges only what one direction proves: MSN
+ * order on each queue once seen, Terminate and invalidation state. */
+typedef struct stream_ctx {
+    iwd_out *out;
+    iw_shadow sh;
+    bool framed;
+    bool shadow_error;
+} stream_ctx;
+
+static void emit_record(void *ctx, iwd_rec *r) {
+    stream_ctx *s = ctx;
+    iwd_sh_in in;
+    iw_shadow_result res;
+    memset(&res, 0, sizeof res);
+    res.verdict = iw_verdict_ok();
+    res.judged = true;
+    iwd_sh_in_from_rec(&in, r, &s->framed);
+    /* Direction 1 is never in the input: nothing it sent is known, before
+     * or after this record (an MPA Reply would otherwise make it known). */
+    iw_shadow_lost(&s->sh, 1);
+    if (iwd_sh_feed(&s->sh, 0, &in, r->fr->offset, &res) < 0)
+        s->shadow_error = true;
+    bool judged = in.kind == IWD_SH_MPA || in.kind == IWD_SH_FPDU;
+    if (judged && iwd_sh_says(&res)) {
+        r->verdict = iwd_sh_verdict(&r->verdict, &res);
+        r->shadow = &res;
+    }
+    iwd_out_record(s->out, r);
+    iw_shadow_lost(&s->sh, 1);
+    r->shadow = NULL; /* res ends here */
+}
 
 static void dec_feed_cb(void *ctx, const uint8_t *p, size_t n) { iwd_dec_feed(ctx, p, n); }
 
@@ -301,14 +335,26 @@ static int run_stream(const opts *o, FILE *in, const char *name, iwd_out *out, c
     cfg.markers = o->markers;
     cfg.crc = o->crc;
     cfg.stream_pos = o->stream_off;
-    if (!d || iwd_dec_init(d, &cfg, o->start == 0, emit_record, out) != 0) {
+    stream_ctx *sc = malloc(sizeof *sc);
+    if (sc) {
+        sc->out = out;
+        iw_shadow_init(&sc->sh);
+        sc->framed = false;
+        sc->shadow_error = false;
+    }
+    if (!d || !sc || iwd_dec_init(d, &cfg, o->start == 0, emit_record, sc) != 0) {
         fprintf(stderr, PROG ": out of memory\n");
         free(d);
+        free(sc);
         return EXIT_USAGE;
     }
     int rc = read_input(in, name, o->hex, d, first, nfirst);
     if (d->internal_error) {
         fprintf(stderr, PROG ": internal error: the deframer broke its contract\n");
+        rc = EXIT_USAGE;
+    }
+    if (sc->shadow_error) {
+        fprintf(stderr, PROG ": internal error: iw_shadow refused an input\n");
         rc = EXIT_USAGE;
     }
     if (rc == 0) {
@@ -317,6 +363,7 @@ static int run_stream(const opts *o, FILE *in, const char *name, iwd_out *out, c
     }
     iwd_dec_free(d);
     free(d);
+    free(sc);
     return rc;
 }
 

@@ -19,6 +19,17 @@
  *   D_SKIP    the connection is not iWARP.
  *   D_DONE    finished; records and summary written.
  *
+ * Stateful analysis (libiwarp's iw_shadow, one per connection) needs both
+ * directions in capture order, which the per-direction decoders above do not
+ * emit records in (a direction may wait for the other's MPA frame, or for
+ * enough octets to find an FPDU boundary). So the file is read twice: the
+ * first pass prints nothing and keeps what iw_shadow takes from each record
+ * (iwd_shadow.h); when a connection ends, its inputs are sorted by the frame
+ * that completed them and run through iw_shadow, and what the shadow says is
+ * kept per (connection, direction, record number). The second pass decodes
+ * identically and prints every record with its shadow result. A capture on a
+ * pipe is spooled to a temporary file for this.
+ *
  * A connection is iWARP as soon as one direction has a key or an FPDU
  * boundary (or --port names it); it is not when both directions are
  * D_NOSYNC/D_NODATA. Until then its TCP records are queued. Octets held
@@ -30,19 +41,20 @@
 #include <pcap/pcap.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "iwd_dec.h"
 #include "iwd_pcap.h"
+#include "iwd_shadow.h"
 #include <iwarp/mpa_sync.h>
 #include "iwd_tcp.h"
 
-#define WINDOW (256u << 10)   /* octets held per direction while its start is decided */
-#define CANDS_MAX 256         /* segment starts tried as FPDU boundaries */
-#define PROBE_STEP 1024       /* probe again after this many more octets */
-#define QUEUE_MAX 256         /* TCP records held per direction while undecided */
-#define KEY_PREFIX "MPA ID R" /* RFC 5044 §7.1.1: both keys begin so */
-#define KEY_PREFIX_LEN 8
-#define KEY_TYPE_AT 9 /* 'q' in "MPA ID Req Frame", 'p' in "MPA ID Rep Frame" */
+#define WINDOW (256u << 10)          /* octets held per direction while its start is decided */
+#define CANDS_MAX 256                /* segment starts tried as FPDU boundaries */
+#define PROBE_STEP 1024              /* probe again after this many more octets */
+#define QUEUE_MAX 256                /* TCP records held per direction while undecided */
+#define KEY_SHAPE "MPA ID ??? Frame" /* RFC 5044 §7.1.1: both keys (iw_mpa_key_shaped) */
+#define KEY_TYPE_AT 9                /* 'q' in "MPA ID Req Frame", 'p' in "MPA ID Rep Frame" */
 
 enum { D_WAIT = 0, D_PROBE, D_DECODE, D_HOLD, D_NOSYNC, D_NODATA, D_SKIP, D_DONE };
 enum { ROLE_NONE = 0, ROLE_REQ, ROLE_REP, ROLE_ANY };
@@ -56,6 +68,28 @@ typedef struct fment {
 
 typedef struct cconn cconn;
 typedef struct capture capture;
+
+/* First pass: one input for the shadow, in the order the records came. */
+typedef struct shitem {
+    uint64_t key; /* frame that completed it, made non-decreasing per direction */
+    uint64_t id;  /* the shadow's frame id: the frame holding its last octet */
+    uint64_t seq; /* emission order, to keep the sort stable */
+    uint32_t rec; /* record number within its direction (LOST from a gap: none) */
+    uint8_t side;
+    bool is_rec;
+    iwd_sh_in in;
+} shitem;
+
+/* What the shadow said on one record, kept for the second pass. */
+typedef struct shres {
+    uint32_t rec;
+    iw_shadow_result r;
+} shres;
+
+typedef struct shlist {
+    shres *v;
+    size_t n, cap;
+} shlist;
 
 typedef struct cdir {
     cconn *c;
@@ -94,6 +128,12 @@ typedef struct cdir {
     bool decoded;
     iwd_counts counts;
     uint64_t dec_bytes;
+    /* the shadow (see the top) */
+    uint32_t nrec;      /* records emitted */
+    uint64_t key_max;   /* largest key given so far */
+    bool framed;        /* framing known (iwd_sh_in_from_rec) */
+    size_t res_at;      /* second pass: next result of this direction */
+    uint64_t fed_frame; /* frame of the octets last fed to the decoder */
 } cdir;
 
 struct cconn {
@@ -110,6 +150,8 @@ struct cconn {
     iwd_ts first_ts;
     uint64_t segments, octets;
     cconn *hnext, *next, *prev;
+    shitem *sh; /* first pass: the shadow's inputs */
+    size_t nsh, sh_cap;
 };
 
 struct capture {
@@ -124,11 +166,16 @@ struct capture {
     unsigned next_index;
     uint8_t *scratch;
     uint64_t packets, tcp, other, fragments, malformed;
-    uint64_t sctp;        /* SCTP packets: not decoded here (see the end of capture_decode) */
+    uint64_t sctp;        /* SCTP packets: not decoded here (see the end of capture_pass) */
     unsigned dropped_not; /* not-iWARP streams already freed */
     uint64_t bad_frame;
     const char *bad_why;
-    bool oom, internal_error;
+    bool oom, internal_error, shadow_error;
+    bool quiet;       /* first pass: nothing is printed */
+    bool opened;      /* the file was a capture this tool reads */
+    shlist (*res)[2]; /* per connection index and side: the shadow's results */
+    size_t nres, res_cap;
+    uint64_t sh_seq;
 };
 
 static void conn_advance(cconn *c);
@@ -236,6 +283,8 @@ static void dir_tag(cdir *d, iwd_tag *t, uint64_t off, uint64_t frame, iwd_ts ts
 }
 
 static void dir_event(cdir *d, const iwd_event *e, uint64_t frame, iwd_ts ts) {
+    if (d->c->k->quiet)
+        return;
     iwd_tag t;
     dir_tag(d, &t, e->offset, frame, ts);
     iwd_out_event(d->c->k->out, &t, e);
@@ -257,6 +306,8 @@ static const char *gap_reason(int cause) {
 }
 
 static void print_tcp_ev(cdir *d, const iwd_tcp_ev *ev) {
+    if (d->c->k->quiet)
+        return;
     iwd_event e;
     memset(&e, 0, sizeof e);
     e.offset = ev->off;
@@ -282,19 +333,74 @@ static void print_tcp_ev(cdir *d, const iwd_tcp_ev *ev) {
     dir_event(d, &e, ev->frame, ev->ts);
 }
 
-static void dir_emit(void *ctx, const iwd_rec *r) {
+static int side_of(const cdir *d) { return d == &d->c->d[0] ? 0 : 1; }
+
+/* First pass: keep what the shadow takes from a record (or a gap). */
+static void sh_keep(cdir *d, const iwd_sh_in *in, uint64_t frame, uint64_t id, bool is_rec) {
+    cconn *c = d->c;
+    if (in->kind == IWD_SH_NONE)
+        return;
+    if (!grow((void **)&c->sh, &c->sh_cap, c->nsh + 1, sizeof *c->sh, c->k))
+        return;
+    if (frame > d->key_max)
+        d->key_max = frame;
+    shitem *it = &c->sh[c->nsh++];
+    it->key = d->key_max; /* a direction's inputs stay in stream order */
+    it->id = id;
+    it->seq = c->k->sh_seq++;
+    it->rec = d->nrec;
+    it->side = (uint8_t)side_of(d);
+    it->is_rec = is_rec;
+    it->in = *in;
+}
+
+/* Second pass: the shadow's result for this direction's next record. */
+static const iw_shadow_result *sh_result(cdir *d) {
+    capture *k = d->c->k;
+    if (d->c->index >= k->nres)
+        return NULL;
+    const shlist *l = &k->res[d->c->index][side_of(d)];
+    while (d->res_at < l->n && l->v[d->res_at].rec < d->nrec)
+        d->res_at++;
+    return d->res_at < l->n && l->v[d->res_at].rec == d->nrec ? &l->v[d->res_at].r : NULL;
+}
+
+static void dir_emit(void *ctx, iwd_rec *r) {
     cdir *d = ctx;
+    capture *k = d->c->k;
     const iw_frame *fr = r->fr;
     const fment *e = fm_find(d, fr->wire_off);
     iwd_tag t;
     dir_tag(d, &t, fr->wire_off, e ? e->frame : d->first_frame, e ? e->ts : d->first_ts);
-    iwd_rec rec = *r;
-    rec.tag = &t;
-    iwd_out_record(d->c->k->out, &rec);
+    /* The frame that completed the record: where Wireshark shows it. */
+    if (fr->type != IW_FRAME_LOST && fr->wire_len) {
+        const fment *l = fm_find(d, fr->wire_off + fr->wire_len - 1);
+        t.last_frame = l ? l->frame : t.frame;
+    } else {
+        t.last_frame = t.frame;
+    }
+    bool stateless_ok = r->verdict.kind == IW_VERDICT_OK;
+    if (k->quiet) {
+        iwd_sh_in in;
+        iwd_sh_in_from_rec(&in, r, &d->framed);
+        /* Framing is lost when the octets that prove it arrive, not at
+         * the frame where the unframed octets begin. */
+        uint64_t key =
+            fr->type == IW_FRAME_LOST && d->fed_frame > t.last_frame ? d->fed_frame : t.last_frame;
+        sh_keep(d, &in, key, t.last_frame, true);
+    } else {
+        const iw_shadow_result *sr = sh_result(d);
+        r->verdict = iwd_sh_verdict(&r->verdict, sr);
+        r->shadow = sr;
+        iwd_rec rec = *r;
+        rec.tag = &t;
+        iwd_out_record(k->out, &rec);
+    }
+    d->nrec++;
     if (d->rr_state == RR_UNKNOWN) {
         if (fr->type == IW_FRAME_MPA_REQUEST || fr->type == IW_FRAME_MPA_REPLY) {
             d->rr_state = RR_SEEN;
-            d->rr_ok = r->verdict.kind == IW_VERDICT_OK;
+            d->rr_ok = stateless_ok; /* decoding does not depend on the shadow */
             d->rr_type = fr->rr.type;
             d->rr_m = fr->rr.m;
             d->rr_c = fr->rr.c;
@@ -326,8 +432,9 @@ static void conn_claim(cconn *c) {
         b->label = "b2a";
     }
     cdir *first = &c->d[first_side(c)];
-    iwd_out_stream_header(c->k->out, c->index, first->label, first->src, first->dst,
-                          peer_of(first)->label);
+    if (!c->k->quiet)
+        iwd_out_stream_header(c->k->out, c->index, first->label, first->src, first->dst,
+                              peer_of(first)->label);
     /* Queued TCP records, in capture order. */
     size_t i = 0, j = 0;
     while (i < a->qn || j < b->qn) {
@@ -440,18 +547,35 @@ static void dir_print_gap(cdir *d) {
 }
 
 static void dir_done(cdir *d) {
+    if (d->gap && d->c->k->quiet) {
+        /* Octets of this direction will never be seen: the shadow forgets
+         * its sequence state (the plugin does so at the next FPDU). */
+        iwd_sh_in in;
+        iwd_sh_in_lost(&in, d->framed);
+        sh_keep(d, &in, d->gap_ev.frame, d->gap_ev.frame, false);
+    }
     dir_print_gap(d);
     dir_release(d);
     iwd_tcp_free(&d->tcp);
     d->state = D_DONE;
 }
 
+/* The n octets at p could still be the start of a key: the first
+ * IW_MPA_KEY_LEN are what iw_mpa_key_shaped judges (the plugin's rule for a
+ * startup frame too), "MPA ID ??? Frame" with anything in the middle, which
+ * a receiver answers with a close when it is not its key (§7.1.2 rule 5). */
+static bool key_prefix(const uint8_t *p, size_t n) {
+    if (n >= IW_MPA_KEY_LEN)
+        return iw_mpa_key_shaped(p, n);
+    for (size_t i = 0; i < n; i++)
+        if (KEY_SHAPE[i] != '?' && p[i] != (uint8_t)KEY_SHAPE[i])
+            return false;
+    return true;
+}
+
 /* Still waiting for its first octets, which may be an MPA key. */
 static bool may_open_with_key(const cdir *d) {
-    if (d->state != D_WAIT)
-        return false;
-    size_t n = d->pend_len < KEY_PREFIX_LEN ? d->pend_len : KEY_PREFIX_LEN;
-    return memcmp(d->pend ? (const char *)d->pend : "", KEY_PREFIX, n) == 0;
+    return d->state == D_WAIT && (!d->pend_len || key_prefix(d->pend, d->pend_len));
 }
 
 /* One step for a direction; true when its state changed. */
@@ -466,10 +590,9 @@ static bool dir_advance(cdir *d) {
     switch (d->state) {
     case D_WAIT: {
         size_t n = d->pend_len;
-        size_t kn = n < KEY_PREFIX_LEN ? n : KEY_PREFIX_LEN;
-        bool key = n > 0 && memcmp(d->pend, KEY_PREFIX, kn) == 0;
-        if (!final && (key ? n <= KEY_TYPE_AT : n == 0))
-            return false; /* the key (and which key) is not all here yet */
+        bool key = n > 0 && key_prefix(d->pend, n);
+        if (!final && (key ? n < IW_MPA_KEY_LEN : n == 0))
+            return false; /* the key is not all here yet */
         if (n == 0) {
             d->state = D_NODATA;
             dir_settle_rr(d);
@@ -636,7 +759,8 @@ static bool conn_decide(cconn *c) {
     t.frame = c->first_frame;
     t.ts_sec = c->first_ts.sec;
     t.ts_nsec = c->first_ts.nsec;
-    iwd_out_event(c->k->out, &t, &e);
+    if (!c->k->quiet)
+        iwd_out_event(c->k->out, &t, &e);
     for (int s = 0; s < 2; s++) {
         dir_release(&c->d[s]);
         c->d[s].state = D_SKIP;
@@ -682,6 +806,7 @@ static void dir_data(cdir *d, uint64_t off, const uint8_t *p, size_t n, uint64_t
             pend_append(d, off, p, n);
             return;
         case D_DECODE:
+            d->fed_frame = frame;
             if (!iwd_dec_lost(d->dec))
                 fm_add(d, off, frame, ts);
             dir_feed(d, p, n, off);
@@ -852,7 +977,55 @@ static void conn_drop_if_done(capture *k, cconn *c) {
     else
         k->tail = c->prev;
     k->dropped_not++;
+    free(c->sh);
     free(c);
+}
+
+static int sh_cmp(const void *a, const void *b) {
+    const shitem *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* First pass, a connection ended: its inputs through one iw_shadow, both
+ * directions in the order the frames completing them were captured (a
+ * direction's own inputs keep their order: keys never decrease within it). */
+static void conn_run_shadow(cconn *c) {
+    capture *k = c->k;
+    if (c->nsh && grow((void **)&k->res, &k->res_cap, (size_t)c->index + 1, sizeof *k->res, k)) {
+        while (k->nres <= c->index)
+            memset(&k->res[k->nres++], 0, sizeof *k->res);
+        iw_shadow *sh = malloc(sizeof *sh);
+        if (!sh)
+            k->oom = true;
+        else
+            iw_shadow_init(sh);
+        qsort(c->sh, c->nsh, sizeof *c->sh, sh_cmp);
+        for (size_t i = 0; sh && i < c->nsh; i++) {
+            const shitem *it = &c->sh[i];
+            iw_shadow_result res;
+            memset(&res, 0, sizeof res);
+            res.verdict = iw_verdict_ok();
+            res.judged = true;
+            if (iwd_sh_feed(sh, it->side, &it->in, it->id, &res) < 0) {
+                k->shadow_error = true;
+                continue;
+            }
+            if (!it->is_rec || it->in.kind == IWD_SH_LOST || !iwd_sh_says(&res))
+                continue;
+            shlist *l = &k->res[c->index][it->side];
+            if (!grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v, k))
+                break;
+            l->v[l->n].rec = it->rec;
+            l->v[l->n].r = res;
+            l->n++;
+        }
+        free(sh);
+    }
+    free(c->sh);
+    c->sh = NULL;
+    c->nsh = c->sh_cap = 0;
 }
 
 /* End of a connection: the capture ended, or a new one reuses its ports. */
@@ -866,6 +1039,8 @@ static void conn_finish(cconn *c) {
     for (int s = 0; s < 2; s++)
         if (c->d[s].state != D_DONE)
             dir_done(&c->d[s]);
+    if (c->k->quiet)
+        conn_run_shadow(c);
     c->finished = true;
 }
 
@@ -1040,7 +1215,11 @@ static void capture_summary(capture *k) {
 
 /* ---- the file ---- */
 
-int iwd_capture_run(FILE *f, const char *name, const iwd_capture_opts *opts, iwd_out *out) {
+/* One pass over the capture in f (closed by libpcap). k holds the options,
+ * the output and, for the second pass, the first pass's results. Returns 0,
+ * 1 (a verdict other than ok) or 2; messages only when not quiet, except
+ * when the file cannot be opened at all. */
+static int capture_pass(capture *k, FILE *f, const char *name) {
     char errbuf[PCAP_ERRBUF_SIZE];
     errbuf[0] = '\0';
     pcap_t *pc = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, errbuf);
@@ -1049,27 +1228,24 @@ int iwd_capture_run(FILE *f, const char *name, const iwd_capture_opts *opts, iwd
         fclose(f);
         return 2;
     }
-    capture k;
-    memset(&k, 0, sizeof k);
-    k.o = opts;
-    k.out = out;
-    k.dlt = pcap_datalink(pc);
+    k->dlt = pcap_datalink(pc);
     int rc = 0;
-    if (!iwd_pkt_dlt_supported(k.dlt)) {
-        const char *dn = pcap_datalink_val_to_name(k.dlt);
-        fprintf(stderr, "iwarp-decode: %s: link type %d (%s) is not supported\n", name, k.dlt,
+    if (!iwd_pkt_dlt_supported(k->dlt)) {
+        const char *dn = pcap_datalink_val_to_name(k->dlt);
+        fprintf(stderr, "iwarp-decode: %s: link type %d (%s) is not supported\n", name, k->dlt,
                 dn ? dn : "unknown");
         pcap_close(pc);
         return 2;
     }
-    k.scratch = malloc(IW_MPA_SYNC_SCRATCH);
-    if (!k.scratch || !conn_rehash(&k)) {
+    k->scratch = malloc(IW_MPA_SYNC_SCRATCH);
+    if (!k->scratch || !conn_rehash(k)) {
         fprintf(stderr, "iwarp-decode: out of memory\n");
-        free(k.scratch);
-        free(k.buckets);
+        free(k->scratch);
+        free(k->buckets);
         pcap_close(pc);
         return 2;
     }
+    k->opened = true;
     const char *read_err = NULL;
     char errcopy[PCAP_ERRBUF_SIZE + 64];
     for (;;) {
@@ -1080,56 +1256,145 @@ int iwd_capture_run(FILE *f, const char *name, const iwd_capture_opts *opts, iwd
             break;
         if (r < 0) {
             snprintf(errcopy, sizeof errcopy, "%s (after frame %" PRIu64 ")", pcap_geterr(pc),
-                     k.frame);
+                     k->frame);
             read_err = errcopy;
             break;
         }
         if (r == 0)
             continue;
-        k.frame++;
-        on_packet(&k, h, data);
-        if (k.oom)
+        k->frame++;
+        on_packet(k, h, data);
+        if (k->oom)
             break;
     }
-    k.eof = true;
-    for (cconn *c = k.head; c; c = c->next)
+    k->eof = true;
+    for (cconn *c = k->head; c; c = c->next)
         conn_finish(c);
-    capture_summary(&k);
-    for (cconn *c = k.head; c; c = c->next) {
+    if (!k->quiet)
+        capture_summary(k);
+    for (cconn *c = k->head; c; c = c->next) {
         if (c->d[0].counts.term || c->d[0].counts.close || c->d[1].counts.term ||
             c->d[1].counts.close)
             rc = 1;
     }
-    if (k.sctp)
+    if (k->sctp && !k->quiet)
         fprintf(stderr,
                 "iwarp-decode: %s: %" PRIu64 " SCTP packets skipped: this tool decodes iWARP over "
                 "TCP (MPA); DDP over SCTP (RFC 5043) is decoded by the Wireshark plugin "
                 "(iwk_sctp)\n",
-                name, k.sctp);
-    if (k.malformed)
+                name, k->sctp);
+    if (k->malformed && !k->quiet)
         fprintf(stderr,
                 "iwarp-decode: %s: %" PRIu64 " malformed packets skipped (the first, frame %" PRIu64
                 ": %s)\n",
-                name, k.malformed, k.bad_frame, k.bad_why ? k.bad_why : "?");
+                name, k->malformed, k->bad_frame, k->bad_why ? k->bad_why : "?");
     if (read_err) {
-        fprintf(stderr, "iwarp-decode: %s: %s\n", name, read_err);
+        if (!k->quiet)
+            fprintf(stderr, "iwarp-decode: %s: %s\n", name, read_err);
         rc = 2;
     }
-    if (k.oom) {
+    if (k->oom) {
         fprintf(stderr, "iwarp-decode: out of memory\n");
         rc = 2;
     }
-    if (k.internal_error) {
+    if (k->internal_error && !k->quiet) {
         fprintf(stderr, "iwarp-decode: internal error: the deframer broke its contract\n");
         rc = 2;
     }
-    while (k.head) {
-        cconn *c = k.head;
-        k.head = c->next;
+    if (k->shadow_error) {
+        fprintf(stderr, "iwarp-decode: internal error: iw_shadow refused an input\n");
+        rc = 2;
+    }
+    while (k->head) {
+        cconn *c = k->head;
+        k->head = c->next;
+        free(c->sh);
         free(c);
     }
-    free(k.buckets);
-    free(k.scratch);
+    free(k->buckets);
+    free(k->scratch);
     pcap_close(pc);
+    return rc;
+}
+
+/* A second stream on the same capture for the first pass, and where the
+ * capture starts. A capture that cannot be read twice (a pipe, a cookie
+ * stream) is first copied to a temporary file, which *f becomes. */
+static FILE *capture_twin(FILE **f, long *start, const char *name) {
+    long at = ftell(*f);
+    int fd = fileno(*f);
+    if (at < 0 || fd < 0 || lseek(fd, 0, SEEK_CUR) < 0) {
+        FILE *t = tmpfile();
+        char *buf = malloc(1u << 16);
+        size_t n;
+        bool bad = !t || !buf;
+        while (!bad && (n = fread(buf, 1, 1u << 16, *f)) > 0)
+            bad = fwrite(buf, 1, n, t) != n;
+        bad = bad || ferror(*f) || fflush(t) != 0;
+        free(buf);
+        if (bad) {
+            fprintf(stderr, "iwarp-decode: %s: cannot spool the capture to a temporary file\n",
+                    name);
+            if (t)
+                fclose(t);
+            return NULL;
+        }
+        fclose(*f);
+        *f = t;
+        rewind(t);
+        at = 0;
+        fd = fileno(t);
+    }
+    int fd2 = dup(fd);
+    FILE *g = fd2 >= 0 ? fdopen(fd2, "rb") : NULL;
+    if (!g) {
+        if (fd2 >= 0)
+            close(fd2);
+        fprintf(stderr, "iwarp-decode: %s: cannot read the capture twice\n", name);
+        return NULL;
+    }
+    /* dup shares the file offset: each pass seeks to the start itself. */
+    if (fseek(g, at, SEEK_SET) != 0) {
+        fclose(g);
+        fprintf(stderr, "iwarp-decode: %s: cannot seek in the capture\n", name);
+        return NULL;
+    }
+    *start = at;
+    return g;
+}
+
+int iwd_capture_run(FILE *f, const char *name, const iwd_capture_opts *opts, iwd_out *out) {
+    long start = 0;
+    FILE *g = capture_twin(&f, &start, name);
+    if (!g) {
+        fclose(f);
+        return 2;
+    }
+    capture k;
+    memset(&k, 0, sizeof k);
+    k.o = opts;
+    k.out = out;
+    k.quiet = true;
+    int rc = capture_pass(&k, g, name);
+    if (!k.opened) {
+        /* Not a capture this tool reads (said on stderr): no second pass. */
+        fclose(f);
+    } else if (fseek(f, start, SEEK_SET) != 0) {
+        fprintf(stderr, "iwarp-decode: %s: cannot seek in the capture\n", name);
+        fclose(f);
+        rc = 2;
+    } else {
+        capture k2;
+        memset(&k2, 0, sizeof k2);
+        k2.o = opts;
+        k2.out = out;
+        k2.res = k.res;
+        k2.nres = k.nres;
+        rc = capture_pass(&k2, f, name);
+    }
+    for (size_t i = 0; i < k.nres; i++)
+        for (int s = 0; s < 2; s++)
+            free(k.res[i][s].v);
+    free(k.res);
     return rc;
 }

@@ -28,7 +28,7 @@ static void dec_frame(iwd_dec *d, const iw_frame *in) {
     iw_frame fr = *in;
     fr.offset += d->base;
     fr.wire_off += d->base;
-    iwd_rec rec = {&fr, NULL, false, false, fr.verdict, d->dropped, NULL};
+    iwd_rec rec = {&fr, NULL, false, false, fr.verdict, d->dropped, NULL, NULL};
     if (fr.type == IW_FRAME_FPDU) {
         /* The deframer's verdict (CRC, markers) comes first; otherwise the
          * ULPDU's. Decode it either way, for display. */
@@ -43,6 +43,9 @@ static void dec_frame(iwd_dec *d, const iw_frame *in) {
         if (rec.verdict.kind == IW_VERDICT_OK && rc < 0)
             rec.verdict = mv;
     }
+    /* Decoding goes on from the stateless verdict; the callback may add
+     * the shadow's (capture mode), which is what gets counted. */
+    bool rr_accepted = rec.verdict.kind == IW_VERDICT_OK;
     d->emit(d->ctx, &rec);
 
     iwd_counts *c = &d->counts;
@@ -74,7 +77,7 @@ static void dec_frame(iwd_dec *d, const iw_frame *in) {
     /* Capture mode: an accepted MPA frame; Full Operation's modes may come
      * from the other direction's frame. */
     if (d->pause_after_rr && (fr.type == IW_FRAME_MPA_REQUEST || fr.type == IW_FRAME_MPA_REPLY) &&
-        rec.verdict.kind == IW_VERDICT_OK && !(fr.rr.type == IW_MPA_REPLY && fr.rr.r))
+        rr_accepted && !(fr.rr.type == IW_MPA_REPLY && fr.rr.r))
         d->paused = true;
 }
 

@@ -12,7 +12,9 @@
 
 #include "iwd_print.h"
 
-typedef void (*iwd_dec_emit)(void *ctx, const iwd_rec *r);
+/* One record, before it is counted: the callback may set r->verdict (a
+ * stateful verdict where the stateless one is ok) and r->shadow. */
+typedef void (*iwd_dec_emit)(void *ctx, iwd_rec *r);
 
 typedef struct iwd_dec {
     iw_deframer *df; /* large: allocated by iwd_dec_init */

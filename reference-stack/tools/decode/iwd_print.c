@@ -3,6 +3,8 @@
  * docs/iwarp-decode.md) and the one-line-per-frame text form. */
 #include "iwd_print.h"
 
+#include "iwd_shadow.h"
+
 #include <inttypes.h>
 #include <string.h>
 
@@ -104,6 +106,55 @@ static void json_notes(iw_jw *j, uint32_t notes) {
         iw_jw_obj_end(j);
     }
     iw_jw_arr_end(j);
+}
+
+/* iw_shadow_result.expected means something for these rules only. */
+static bool shadow_has_expected(iw_shadow_rule r) {
+    return r == IW_SHADOW_RULE_IRD_EXCEEDED || r == IW_SHADOW_RULE_MSN_REPLAY ||
+           r == IW_SHADOW_RULE_QN1_MSN || r == IW_SHADOW_RULE_QN2_MSN ||
+           r == IW_SHADOW_RULE_QN3_MSN;
+}
+
+/* "shadow": libiwarp's stateful analysis of this frame (iw_shadow). */
+static void json_shadow(iw_jw *j, const iw_shadow_result *sh) {
+    if (!iwd_sh_says(sh))
+        return;
+    iw_jw_obj_begin(j, "shadow");
+    if (sh->rule != IW_SHADOW_RULE_NONE) {
+        iw_jw_str(j, "rule", iw_shadow_rule_id(sh->rule));
+        iw_jw_str(j, "rule_text", iw_shadow_rule_str(sh->rule));
+        if (shadow_has_expected(sh->rule))
+            iw_jw_uint(j, "expected", sh->expected);
+    }
+    if (sh->has_ref)
+        iw_jw_uint(j, "ref", sh->ref);
+    if (sh->assume) {
+        iw_jw_arr_begin(j, "assume");
+        for (unsigned bit = 1; bit && bit <= sh->assume; bit <<= 1)
+            if ((sh->assume & bit) && iw_shadow_assume_str(bit))
+                iw_jw_str(j, NULL, iw_shadow_assume_str(bit));
+        iw_jw_arr_end(j);
+    }
+    if (!sh->judged)
+        iw_jw_bool(j, "judged", false);
+    if (sh->rtr)
+        iw_jw_bool(j, "rtr", true);
+    if (sh->notes) {
+        iw_jw_arr_begin(j, "notes");
+        for (unsigned n = 0; n < IW_SHADOW_NOTE_COUNT_; n++) {
+            if (!(sh->notes & (1u << n)))
+                continue;
+            iw_jw_obj_begin(j, NULL);
+            iw_jw_str(j, "id", iw_shadow_note_id((iw_shadow_note)n));
+            iw_jw_str(j, "text", iw_shadow_note_str((iw_shadow_note)n));
+            iw_jw_str(j, "rfc", iw_shadow_note_rfc((iw_shadow_note)n));
+            if (n == IW_SHADOW_NOTE_BIT_AFTER_TERMINATE)
+                iw_jw_uint(j, "ended_in", sh->ended_in);
+            iw_jw_obj_end(j);
+        }
+        iw_jw_arr_end(j);
+    }
+    iw_jw_obj_end(j);
 }
 
 static void json_read_req(iw_jw *j, const char *key, const iw_rdmap_read_req *rr) {
@@ -260,6 +311,8 @@ static void json_tag(iw_jw *j, const iwd_tag *t) {
     if (t->frame) {
         char ts[32];
         iw_jw_uint(j, "frame", t->frame);
+        if (t->last_frame && t->last_frame != t->frame)
+            iw_jw_uint(j, "last_frame", t->last_frame);
         snprintf(ts, sizeof ts, "%" PRId64 ".%09" PRIu32, t->ts_sec, t->ts_nsec);
         iw_jw_str(j, "ts", ts);
     } else {
@@ -315,6 +368,7 @@ static void json_record(iwd_out *o, const iwd_rec *r) {
         break;
     }
     json_notes(j, rec_notes(r));
+    json_shadow(j, r->shadow);
     iw_jw_obj_end(j);
     iw_jw_newline(j);
 }
@@ -473,6 +527,44 @@ static void text_fpdu(FILE *f, const iwd_rec *r) {
         fprintf(f, "  crc=BAD(0x%08" PRIx32 ", calc 0x%08" PRIx32 ")", fp->crc_wire, fp->crc_calc);
 }
 
+/* The shadow's lines under a record: the rule behind a stateful verdict
+ * (what it assumes, the frame it refers to) and the shadow's notes. */
+static void text_shadow(FILE *f, const char *ind, const iw_shadow_result *sh) {
+    if (!iwd_sh_says(sh))
+        return;
+    if (sh->rule != IW_SHADOW_RULE_NONE) {
+        fprintf(f, "%sstateful %s: %s", ind, iw_shadow_rule_id(sh->rule),
+                iw_shadow_rule_str(sh->rule));
+        if (shadow_has_expected(sh->rule))
+            fprintf(f, " (%s %" PRIu32 ")",
+                    sh->rule == IW_SHADOW_RULE_IRD_EXCEEDED ? "IRD"
+                    : sh->rule == IW_SHADOW_RULE_MSN_REPLAY ? "lowest open MSN"
+                                                            : "MSN due",
+                    sh->expected);
+        if (sh->has_ref)
+            fprintf(f, ", see frame %" PRIu64, sh->ref);
+        fputc('\n', f);
+        for (unsigned bit = 1; bit && bit <= sh->assume; bit <<= 1)
+            if ((sh->assume & bit) && iw_shadow_assume_str(bit))
+                fprintf(f, "%s  assumes: %s\n", ind, iw_shadow_assume_str(bit));
+    } else if (sh->has_ref && !(sh->notes & IW_SHADOW_NOTE(SENT_AFTER_TERMINATE))) {
+        fprintf(f, "%sanswers the request in frame %" PRIu64 "\n", ind, sh->ref);
+    }
+    if (sh->rtr)
+        fprintf(f, "%sRTR (RFC 6581 §9.2)\n", ind);
+    for (unsigned n = 0; n < IW_SHADOW_NOTE_COUNT_; n++) {
+        if (!(sh->notes & (1u << n)))
+            continue;
+        fprintf(f, "%sshadow %s: %s", ind, iw_shadow_note_id((iw_shadow_note)n),
+                iw_shadow_note_str((iw_shadow_note)n));
+        if (n == IW_SHADOW_NOTE_BIT_AFTER_TERMINATE)
+            fprintf(f, ", stream ended in frame %" PRIu64, sh->ended_in);
+        else if (n == IW_SHADOW_NOTE_BIT_SENT_AFTER_TERMINATE && sh->has_ref)
+            fprintf(f, ", its Terminate in frame %" PRIu64, sh->ref);
+        fprintf(f, " (%s)\n", iw_shadow_note_rfc((iw_shadow_note)n));
+    }
+}
+
 static void text_record(iwd_out *o, const iwd_rec *r) {
     FILE *f = o->f;
     const iw_frame *fr = r->fr;
@@ -510,6 +602,7 @@ static void text_record(iwd_out *o, const iwd_rec *r) {
         if (notes & (1u << n))
             fprintf(f, "%snote %s: %s (%s)\n", ind, iw_note_id((iw_note)n), iw_note_str((iw_note)n),
                     iw_note_rfc((iw_note)n));
+    text_shadow(f, ind, r->shadow);
     if (!o->payload)
         return;
     if ((fr->type == IW_FRAME_MPA_REQUEST || fr->type == IW_FRAME_MPA_REPLY) && fr->rr.ulp_pd &&

@@ -17,6 +17,7 @@ typedef struct iwd_tag {
     const char *src, *dst; /* "ip:port" */
     const char *dir;       /* "c2s", "s2c", "i2r", "r2i", "a2b", "b2a"; NULL: none */
     uint64_t frame;        /* pcap frame number (1-based); 0: none */
+    uint64_t last_frame;   /* frame holding the record's last octet; 0: frame */
     int64_t ts_sec;        /* the frame's timestamp */
     uint32_t ts_nsec;
     bool have_seq;
@@ -33,6 +34,10 @@ typedef struct iwd_rec {
     iw_verdict verdict;      /* the frame's final verdict */
     bool after_term;         /* follows an FPDU with a non-ok verdict */
     const iwd_tag *tag;      /* capture mode; NULL for one stream */
+    /* libiwarp's iw_shadow on this frame (stateful analysis), or NULL. When
+     * the stateless verdict was ok and the shadow gives one, verdict is the
+     * shadow's. */
+    const iw_shadow_result *shadow;
 } iwd_rec;
 
 /* Capture-mode records that do not come from the deframer. */
