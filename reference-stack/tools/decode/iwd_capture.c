@@ -1118,6 +1118,11 @@ static void on_packet(capture *k, const struct pcap_pkthdr *h, const uint8_t *da
     if (ack)
         iwd_tcp_peer_ack(&c->d[!s].tcp, pk.ack);
     conn_advance(c);
+    /* First pass: once both directions are done, every record of the
+     * connection is in; its shadow runs now, so memory follows the open
+     * connections, not the capture. */
+    if (k->quiet && c->nsh && c->d[0].state == D_DONE && c->d[1].state == D_DONE)
+        conn_run_shadow(c);
     conn_drop_if_done(k, c);
 }
 
