@@ -20,9 +20,10 @@ import os
 import random
 import struct
 import sys
+import zlib
 
 KINDS = ("flip", "trunc", "cut", "drop", "dup")
-PER_SEED = 3  # mutants per capture, the kinds taken in turn
+PER_SEED = 3  # mutants per capture, the kinds taken in turn from one its name picks
 
 
 def read_pcap(path):
@@ -114,7 +115,7 @@ def main(argv):
     src, out = argv[1], argv[2]
     seed = int(argv[3]) if len(argv) == 4 else 6580
     os.makedirs(out, exist_ok=True)
-    allp, ranges, hdr0, n, turn = [], [], None, 0, 0
+    allp, ranges, hdr0, n = [], [], None, 0
     for name in sorted(os.listdir(src)):
         if not name.endswith(".pcap"):
             continue
@@ -126,9 +127,11 @@ def main(argv):
             continue  # long captures add time, not cases
         hdr0 = hdr0 or hdr
         rng = random.Random(f"{seed}:{name}")
+        # Each capture's mutants depend on its name and content only: a
+        # capture added to pcaps/ leaves the others' mutants as they were.
+        first = zlib.crc32(name.encode())
         for k in range(PER_SEED):
-            kind = KINDS[turn % len(KINDS)]
-            turn += 1
+            kind = KINDS[(first + k) % len(KINDS)]
             m = mutate(pkts, kind, rng)
             if m:
                 n += 1
