@@ -1544,6 +1544,82 @@ static void gen_revoke(void) {
     }
 }
 
+/* ---- Mid-stream synchronisation --------------------------------------------- */
+
+/* fuzz_mpa_sync input: [mode][pos0: 4][ncands][ncands x cand: 2][data]. */
+static void sync_save(const char *name, uint8_t mode, uint32_t pos0, const uint16_t *c, size_t nc,
+                      const uint8_t *data, size_t n) {
+    bytes b = {0};
+    b_u8(&b, mode);
+    b_be(&b, pos0, 4);
+    b_u8(&b, (uint8_t)nc);
+    for (size_t i = 0; i < nc; i++)
+        b_be(&b, c[i], 2);
+    b_put(&b, data, n);
+    save("fuzz_mpa_sync", name, b.p, b.n);
+    free(b.p);
+}
+
+/* Sends from stream position pos; returns the octets written. */
+static size_t sync_stream(uint8_t *out, size_t cap, uint32_t pos, unsigned flags, unsigned count,
+                          size_t pay0) {
+    size_t len = 0;
+    for (unsigned i = 0; i < count; i++) {
+        uint8_t u[1400];
+        size_t ul = pay0 + 37 * i;
+        GEN_CHECK(ul <= sizeof u);
+        memset(u, 0, ul);
+        memcpy(u, payload, sizeof payload - 1 < ul ? sizeof payload - 1 : ul);
+        iw_rdmap_msg m = msg_of(IW_OP_SEND, false, 0);
+        m.ddp.msn = 1 + i;
+        uint8_t h[64];
+        iw_ssize hl = iw_rdmap_encode_hdr(h, sizeof h, &m);
+        GEN_CHECK(hl > 0);
+        iw_ssize w = iw_mpa_fpdu_encode(out + len, cap - len, pos, flags, h, (size_t)hl, u, ul);
+        GEN_CHECK(w > 0);
+        len += (size_t)w;
+        pos += (uint32_t)w;
+    }
+    return len;
+}
+
+/* Streams whose segments do not start at FPDUs, where markers name them:
+ * markers + CRC cut mid-FPDU (pcaps/cut-seqwrap-markers-crc.pcap), markers
+ * without CRC in 1-octet segments (pcaps/cut-v1-markers-nocrc.pcap), and
+ * garbage with a marker-shaped pattern every 512 octets. */
+static void gen_sync(void) {
+    static uint8_t st[12000];
+    uint16_t c[32];
+    const uint8_t final = 0x20, have_pos = 0x10;
+    size_t n = sync_stream(st, sizeof st, 1460, IW_MPA_MARKERS | IW_MPA_CRC, 6, 1000);
+    for (size_t i = 0; i < 4; i++)
+        c[i] = (uint16_t)(i * 1460);
+    sync_save("sync_markers_crc_cut", final, 0, c, 4, st + 660, n - 660);
+    sync_save("sync_markers_crc_cut_live", 0, 0, c, 4, st + 660, n - 660);
+    sync_save("sync_markers_crc_known_grid", final | have_pos | 2, 1460 + 660, c, 4, st + 660,
+              n - 660);
+    n = sync_stream(st, sizeof st, 0, IW_MPA_MARKERS, 4, 700);
+    for (size_t i = 0; i < 32; i++)
+        c[i] = (uint16_t)i;
+    sync_save("sync_markers_nocrc_1octet", final, 0, c, 32, st, n);
+    sync_save("sync_markers_nocrc_1octet_cut", final, 0, c, 32, st + 9, n - 14);
+    sync_save("sync_markers_nocrc_crc_on", final | (2 << 2), 0, c, 4, st + 9, n - 9);
+    /* Garbage: a marker (RESERVED 0, FPDUPTR 8) before a version-1 header
+     * shape every 512 octets, the rest a fixed pseudo-random pattern. */
+    uint32_t x = 7;
+    for (size_t i = 0; i < 4096; i++) {
+        x = x * 1103515245u + 12345u;
+        st[i] = (uint8_t)(x >> 16);
+    }
+    for (size_t g = 64; g + 4 <= 4096; g += 512) {
+        st[g] = st[g + 1] = st[g + 2] = 0;
+        st[g + 3] = 8;
+        st[g - 6] = 0x41;
+        st[g - 5] = 0x43;
+    }
+    sync_save("sync_garbage_marker_shapes", final, 0, c, 32, st, 4096);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s CORPUS_DIR\n", argv[0]);
@@ -1563,6 +1639,7 @@ int main(int argc, char **argv) {
     gen_agent();
     gen_revoke();
     gen_sctp();
+    gen_sync();
     printf("wrote %zu seeds under %s\n", written, root);
     return 0;
 }

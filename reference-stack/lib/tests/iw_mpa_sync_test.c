@@ -226,14 +226,16 @@ IW_TEST(test_sync_after_gap_known_grid) {
     s.pos = 3000;
     put_fpdus(&s, 8, 150);
     iw_mpa_sync_res r;
-    /* Octets from the middle of FPDU 1: candidates are junk, then FPDU 3. */
+    /* Octets from the middle of FPDU 1: candidates are junk, then FPDU 3;
+     * FPDU 2, which no segment starts, is named by its marker. */
     size_t from = (size_t)s.starts[1] + 10;
     uint64_t c[2] = {0, s.starts[3] - from};
     iw_mpa_sync_cfg cfg = {IW_DF_ON, IW_DF_ON, true, 3000 + (uint32_t)from};
     size_t first = 0;
     CHECK_EQ(iw_mpa_sync_probe(s.buf + from, s.len - from, false, c, 2, &first, &cfg, scratch, &r),
              IW_MPA_SYNC_FOUND);
-    CHECK_EQ(r.off, s.starts[3] - from);
+    CHECK_EQ(r.off, s.starts[2] - from);
+    CHECK_EQ(r.pos, 3000 + (uint32_t)s.starts[2]);
     CHECK(r.markers);
     CHECK_EQ(first, 1u); /* the rejected candidate is not tried again */
     /* Known grid and markers: one FPDU that crosses no grid point is
@@ -254,8 +256,158 @@ IW_TEST(test_sync_after_gap_known_grid) {
              IW_MPA_SYNC_MORE);
 }
 
+/* Segments that do not start at FPDUs (RFC 5044 §5.1: receivers must not
+ * depend on it): the markers name the FPDUs, at every grid phase, with and
+ * without CRC, for a file (final) and a live caller. */
+IW_TEST(test_sync_marker_pointed) {
+    static stream s;
+    for (uint32_t phase = 0; phase < 512; phase += 4 * 13) {
+        for (int crc = 0; crc < 2; crc++) {
+            memset(&s, 0, sizeof s);
+            s.flags = IW_MPA_MARKERS | (crc ? IW_MPA_CRC : 0);
+            s.pos = 8192 + phase;
+            put_fpdus(&s, 7, 500);
+            /* The capture starts 10 octets into FPDU 0; segments of 1460. */
+            size_t from = 10;
+            uint64_t c[16];
+            size_t nc = 0;
+            for (size_t o = 0; o < s.len - from; o += 1460)
+                c[nc++] = o;
+            iw_mpa_sync_res r;
+            for (int final = 0; final < 2; final++) {
+                iw_mpa_sync_cfg cfg = {IW_DF_AUTO, IW_DF_AUTO, false, 0};
+                size_t first = 0;
+                CHECK_EQ(iw_mpa_sync_probe(s.buf + from, s.len - from, final, c, nc, &first, &cfg,
+                                           scratch, &r),
+                         IW_MPA_SYNC_FOUND);
+                /* FPDU 1 is the first whole one; a marker names it or one
+                 * after it that it chains onto. */
+                CHECK_EQ(r.off, s.starts[1] - from);
+                CHECK(r.markers);
+                CHECK_EQ(r.pos % 512, (8192 + phase + (uint32_t)s.starts[1]) % 512);
+                CHECK_EQ(r.crc, crc == 1);
+            }
+            /* CRC required: only the CRC stream holds. */
+            iw_mpa_sync_cfg on = {IW_DF_AUTO, IW_DF_ON, false, 0};
+            size_t first = 0;
+            CHECK_EQ(iw_mpa_sync_probe(s.buf + from, s.len - from, true, c, nc, &first, &on,
+                                       scratch, &r),
+                     crc ? IW_MPA_SYNC_FOUND : IW_MPA_SYNC_NONE);
+            /* Markers off: a marker reading is never given. */
+            iw_mpa_sync_cfg off = {IW_DF_OFF, IW_DF_AUTO, false, 0};
+            first = 0;
+            CHECK(iw_mpa_sync_probe(s.buf + from, s.len - from, true, c, nc, &first, &off, scratch,
+                                    &r) != IW_MPA_SYNC_FOUND ||
+                  !r.markers);
+        }
+    }
+}
+
+/* 1-octet segments, no CRC, markers (pcaps/cut-v1-markers-nocrc.pcap):
+ * every octet is a candidate; the first FPDU boundary is found, and the
+ * same from a capture that starts inside the first FPDU. */
+IW_TEST(test_sync_one_octet_segments) {
+    static stream s;
+    static uint64_t c[16384];
+    memset(&s, 0, sizeof s);
+    s.flags = IW_MPA_MARKERS;
+    s.pos = 0;
+    put_fpdus(&s, 4, 700); /* about 730 octets each: 2048 octets hold < 4 */
+    for (size_t i = 0; i < s.len; i++)
+        c[i] = i;
+    iw_mpa_sync_res r;
+    CHECK_EQ(probe(&s, s.len, true, c, s.len, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_FOUND);
+    CHECK_EQ(r.off, 0);
+    CHECK(r.markers);
+    CHECK(!r.crc);
+    CHECK_EQ(r.fpdus, 4u);
+    /* From inside FPDU 0 to inside FPDU 3: two whole FPDUs, too few for
+     * the four-FPDU rule; their markers decide. */
+    size_t from = 9, to = s.len - 5;
+    iw_mpa_sync_cfg cfg = {IW_DF_AUTO, IW_DF_AUTO, false, 0};
+    size_t first = 0;
+    CHECK_EQ(
+        iw_mpa_sync_probe(s.buf + from, to - from, true, c, to - from, &first, &cfg, scratch, &r),
+        IW_MPA_SYNC_FOUND);
+    CHECK_EQ(r.off, s.starts[1] - from);
+    CHECK(r.markers);
+    CHECK_EQ(r.pos % 512, s.starts[1] % 512);
+    /* A live caller holding only the first 600 octets of FPDU 1's segment
+     * run is not told anything yet. */
+    first = 0;
+    CHECK(iw_mpa_sync_probe(s.buf + from, (size_t)s.starts[1] + 600 - from, false, c, 0, &first,
+                            &cfg, scratch, &r) != IW_MPA_SYNC_FOUND);
+}
+
+/* One marker is not enough without a CRC: an FPDU with a single marker,
+ * otherwise valid, in octets that chain no further. */
+IW_TEST(test_sync_single_marker_not_enough) {
+    static stream s;
+    memset(&s, 0, sizeof s);
+    s.flags = IW_MPA_MARKERS;
+    s.pos = 512 - 100; /* a marker 100 octets into FPDU 0 */
+    put_fpdus(&s, 1, 200);
+    CHECK(s.len < 412);
+    iw_mpa_sync_res r;
+    uint64_t c0 = 7; /* not a boundary */
+    CHECK_EQ(probe(&s, s.len, true, &c0, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_NONE);
+    /* With its CRC it holds. */
+    memset(&s, 0, sizeof s);
+    s.flags = IW_MPA_MARKERS | IW_MPA_CRC;
+    s.pos = 512 - 100;
+    put_fpdus(&s, 1, 200);
+    CHECK_EQ(probe(&s, s.len, true, &c0, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_FOUND);
+    CHECK_EQ(r.off, 0);
+    CHECK(r.crc);
+    CHECK_EQ(r.pos % 512, 512 - 100);
+}
+
+/* Garbage with marker-shaped octets: random streams, sparse streams (mostly
+ * zero, where RESERVED is 0 everywhere), and streams with a period of 512
+ * (where the same marker repeats at every grid point), each with every
+ * octet a candidate (1-octet segments): nothing is found. */
+IW_TEST(test_sync_garbage_markers) {
+    static stream s;
+    static uint64_t c[16384];
+    uint64_t seed = 11;
+    unsigned found = 0;
+    for (int round = 0; round < 30; round++) {
+        memset(&s, 0, sizeof s);
+        s.len = 3000 + (size_t)(iw_test_rand(&seed) % 9000);
+        int kind = round % 3;
+        for (size_t i = 0; i < s.len; i++) {
+            uint8_t x = (uint8_t)iw_test_rand(&seed);
+            if (kind == 1)
+                x = (iw_test_rand(&seed) % 8) ? 0 : x;
+            if (kind == 2 && i >= 512)
+                x = s.buf[i - 512];
+            s.buf[i] = x;
+        }
+        if (kind == 2) {
+            /* Plant a marker (RESERVED 0, FPDUPTR 8) and a version-1
+             * DDP/RDMAP header it points at, repeated every 512 octets. */
+            for (size_t g = 64; g + 4 <= s.len; g += 512) {
+                s.buf[g] = s.buf[g + 1] = 0;
+                s.buf[g + 2] = 0;
+                s.buf[g + 3] = 8;
+                s.buf[g - 8 + 2] = 0x41;
+                s.buf[g - 8 + 3] = 0x43;
+            }
+        }
+        for (size_t i = 0; i < s.len; i++)
+            c[i] = i;
+        iw_mpa_sync_res r;
+        for (int final = 0; final < 2; final++)
+            if (probe(&s, s.len, final, c, s.len, IW_DF_AUTO, IW_DF_AUTO, &r) == IW_MPA_SYNC_FOUND)
+                found++;
+    }
+    CHECK_EQ(found, 0);
+}
+
 IW_TEST_MAIN("iw_mpa_sync", IW_CASE(test_sync_crc_no_markers),
              IW_CASE(test_sync_markers_every_phase), IW_CASE(test_sync_without_crc),
              IW_CASE(test_sync_random_octets),
              IW_CASE(test_sync_no_marker_verdict_from_one_segment),
-             IW_CASE(test_sync_boundary_walk), IW_CASE(test_sync_after_gap_known_grid))
+             IW_CASE(test_sync_boundary_walk), IW_CASE(test_sync_after_gap_known_grid),
+             IW_CASE(test_sync_marker_pointed), IW_CASE(test_sync_one_octet_segments),
+             IW_CASE(test_sync_single_marker_not_enough), IW_CASE(test_sync_garbage_markers))

@@ -31,9 +31,26 @@
  *           DDP/RDMAP with no verdict (or, when `final`, at least two that
  *           end exactly where the data ends), with the same marker rules.
  *
+ * Segments need not start at FPDUs (RFC 5044 §5.1, Appendix A.4), so
+ * with markers possible the stream's own markers name candidates too:
+ * every octet is read once as a marker at a grid position, and one whose
+ * RESERVED is 0 and FPDUPTR 4-aligned (both MUST on send, §4.2) names the
+ * FPDU it points into, at a known grid position. Such a candidate holds
+ *
+ *   strong: as above, and the chain contains the marker that named it;
+ *   marker: (no CRC; not with crc ON) FPDUs that decode as DDP/RDMAP
+ *           contain the naming marker and at least one more, all pointing
+ *           right (the second is fixed to 32 bits by the first).
+ *
+ * Both need the named FPDU whole, so more octets cannot overturn them: a
+ * marker-named FPDU is taken even while an earlier candidate is undecided,
+ * and the answer moves back to the earliest candidate (the caller's or a
+ * marker-named one) whose FPDU chain lands exactly on it.
+ *
  * Random octets pass the strong test with a probability of about 2^-36 per
  * reading and offset, the weak one about 2^-32 (four headers of about 2^-8
- * each); see docs/iwarp-decode.md. */
+ * each), the marker-named ones about 2^-54 (strong) and 2^-58 (marker) per
+ * octet; see docs/iwarp-decode.md. */
 #ifndef IW_MPA_SYNC_H
 #define IW_MPA_SYNC_H
 
@@ -56,7 +73,8 @@ typedef enum iw_mpa_sync_status {
 } iw_mpa_sync_status;
 
 typedef struct iw_mpa_sync_res {
-    uint64_t off; /* offset of the first FPDU (its leading marker, if any) */
+    uint64_t off; /* offset of the first FPDU (its leading marker, if any):
+                     a candidate, or with markers one a marker names */
     bool markers;
     uint32_t pos;   /* grid position of off (meaningful with markers) */
     bool crc;       /* CRCs verified: decode with CRC on */
@@ -66,7 +84,7 @@ typedef struct iw_mpa_sync_res {
 #define IW_MPA_SYNC_SCRATCH IW_MPA_ULPDU_MAX
 
 /* buf holds len octets from offset 0; cands[*first..ncands) are candidate
- * offsets in increasing order (candidates before *first were rejected by an
+ * offsets (segment starts) in increasing order (candidates before *first were rejected by an
  * earlier call and are skipped; *first is advanced past rejected ones).
  * `final`: no more octets will come. scratch: IW_MPA_SYNC_SCRATCH octets. */
 iw_mpa_sync_status iw_mpa_sync_probe(const uint8_t *buf, size_t len, bool final,
