@@ -141,6 +141,7 @@ iwk_conv *iwk_conv_new(packet_info *pinfo, guint32 index) {
     c->port0 = pinfo->srcport;
     c->crc = -1;
     c->index = index;
+    c->claim_frame = pinfo->num;
     c->init_dir = -1;
     c->shadow = wmem_new(wmem_file_scope(), iw_shadow);
     iw_shadow_init(c->shadow);
@@ -834,7 +835,17 @@ static int dissect_iwk_tcp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
         guint32 seq = seq0 + offset;
         iwk_pdu *pd = (iwk_pdu *)p_get_proto_data(wmem_file_scope(), pinfo, proto_iwk_mpa, seq);
         iwk_pdu tmp;
-        if (!pd) {
+        if (!pd && PINFO_FD_VISITED(pinfo) && pinfo->num < c->claim_frame) {
+            /* A later pass over a frame from before the heuristic claimed
+             * the connection: its octets never reached us (or the
+             * synchroniser), so framing was not yet found there. */
+            memset(&tmp, 0, sizeof tmp);
+            tmp.kind = PDU_LOST;
+            tmp.track = TRUE;
+            tmp.midstream_lost = TRUE;
+            tmp.len = total - offset;
+            pd = &tmp;
+        } else if (!pd) {
             tmp = classify(tvb, offset, seq, c, d);
             pd = &tmp;
         }

@@ -94,7 +94,8 @@ typedef struct iwk_conv {
     gboolean midstream; /* claimed from FPDUs alone */
     int init_dir;       /* direction of the MPA Request sender, -1 unknown */
     iwk_v2 v2;
-    guint32 index; /* the TCP stream index (tcp.stream) */
+    guint32 index;       /* the TCP stream index (tcp.stream) */
+    guint32 claim_frame; /* first frame given to us: earlier ones never were */
     /* libiwarp's shadow of the two receivers (<iwarp/shadow.h>): the
      * engine's receive-side checks over the conversation, fed on the first
      * pass in capture order (MPA frames, FPDUs, losses). */
