@@ -370,10 +370,11 @@ static bool marker_holds(const uint8_t *b, size_t len, const mcand *k, const iw_
 
 /* Does the chain of FPDUs from a (grid position pos, markers on) land
  * exactly on target, every FPDU whole, its markers right and its ULPDU a
- * DDP/RDMAP version 1 message? An earlier start that lands on a boundary
- * the markers proved is on the same chain: its lengths had to add up to
- * the octet. */
-static bool chains_to(const uint8_t *b, size_t len, size_t a, uint32_t pos, size_t target,
+ * DDP/RDMAP version 1 message, and with crc every CRC good? An earlier
+ * start that lands on a boundary the markers proved is on the same chain:
+ * its lengths had to add up to the octet. With CRCs on, an FPDU whose CRC
+ * fails proves nothing (RFC 5044 §6): the answer must not begin with one. */
+static bool chains_to(const uint8_t *b, size_t len, size_t a, uint32_t pos, size_t target, bool crc,
                       uint8_t *scratch) {
     size_t x = a;
     uint32_t px = pos;
@@ -385,7 +386,8 @@ static bool chains_to(const uint8_t *b, size_t len, size_t a, uint32_t pos, size
         iw_verdict v;
         iw_ssize rc = iw_mpa_fpdu_decode(&f, b + x, total, px, IW_MPA_MARKERS | IW_MPA_CRC, scratch,
                                          IW_MPA_SYNC_SCRATCH, &v);
-        if (!((rc >= 0 || rc == IW_ERR_PROTO) && f.ulpdu && f.marker_ok && f.ulpdu_len >= 2))
+        if (!((rc >= 0 || rc == IW_ERR_PROTO) && f.ulpdu && f.marker_ok && f.ulpdu_len >= 2) ||
+            (crc && f.crc != IW_CRC_GOOD))
             return false;
         iw_rdmap_msg msg;
         iw_verdict mv;
@@ -407,12 +409,12 @@ static void extend_back(const uint8_t *b, size_t len, const uint64_t *cands, siz
     size_t target = (size_t)m->off, best = target;
     for (size_t i = first; i < ncands && cands[i] < best; i++) {
         uint32_t pos = m->pos - (uint32_t)(target - (size_t)cands[i]);
-        if ((pos & 3u) == 0 && chains_to(b, len, (size_t)cands[i], pos, target, scratch))
+        if ((pos & 3u) == 0 && chains_to(b, len, (size_t)cands[i], pos, target, m->crc, scratch))
             best = (size_t)cands[i];
     }
     for (size_t i = 0; i < nk && k[i].c < best; i++) {
         uint32_t pos = m->pos - (uint32_t)(target - k[i].c);
-        if (chains_to(b, len, k[i].c, pos, target, scratch))
+        if (chains_to(b, len, k[i].c, pos, target, m->crc, scratch))
             best = k[i].c;
     }
     if (best != target) {
