@@ -26,31 +26,51 @@ list="$pcaps/storage.list"
 [ -f "$list" ] || { echo "FAIL: $list missing"; exit 1; }
 valid=" $(tr '\n' ' ' <"$pcaps/valid.list" 2>/dev/null) "
 
-ulp_filter() {
+# Each run is one tshark pass over the capture, printing per frame the
+# fields every count needs (a protocol field prints its text when present);
+# tally() derives the counts from them, so a capture costs four tshark runs
+# (stock and ours, two passes and one) instead of one per filter.
+ulp_fields() {
   case $1 in
     nfs) echo "nfs" ;;
     iscsi) echo "iscsi" ;;
-    nvme) echo "iwk_nvmeof || nvme" ;;
+    nvme) echo "iwk_nvmeof nvme" ;;
     smb2) echo "smb2" ;;
   esac
 }
-op_filter() {
+op_fields() { # fields that show the storage operation was decoded
   case $1 in
-    nfs) echo "nfs.procedure_v3 || nfs.procedure_v4 || nfs.main_opcode" ;;
-    iscsi) echo "scsi_sbc.opcode || scsi.spc.opcode || iscsi.opcode" ;;
-    nvme) echo "iwk_nvmeof.opc || iwk_nvmeof.cqe.cid || nvme.cmd.opc" ;;
+    nfs) echo "nfs.procedure_v3 nfs.procedure_v4 nfs.main_opcode" ;;
+    iscsi) echo "scsi_sbc.opcode scsi.spc.opcode iscsi.opcode" ;;
+    nvme) echo "iwk_nvmeof.opc iwk_nvmeof.cqe.cid nvme.cmd.opc" ;;
     smb2) echo "smb2.cmd" ;;
   esac
 }
-count() { # runner file filter [options] (two passes, as the goldens)
-  local r=$1 f=$2 flt=$3
-  shift 3
-  "$r" -2 -n -r "pcaps/$f" "$@" -Y "$flt" -T fields -e frame.number 2>/dev/null | grep -c .
-}
-count1() { # runner file filter [options] (one pass)
-  local r=$1 f=$2 flt=$3
-  shift 3
-  "$r" -n -r "pcaps/$f" "$@" -Y "$flt" -T fields -e frame.number 2>/dev/null | grep -c .
+# tally RUNNER FILE ULP PASSES [options]: prints the frame counts
+# "ulp op malformed warn alert". A frame counts for ulp (op) if any of the
+# ULP's (operation's) fields is present. warn is an expert item of warning
+# severity or above (>= 0x600000) on a frame without TCP's own analysis (a
+# real capture's retransmission or duplicate ACK is a fact of the capture,
+# not a decode). Stock tshark refuses the iwk_* names, so its run omits them.
+tally() {
+  local r=$1 f=$2 ulp=$3 passes=$4 fld uf=() of=() alert=()
+  shift 4
+  for fld in $(ulp_fields "$ulp"); do [ "$r:${fld%%_*}" = ts_stock:iwk ] || uf+=(-e "$fld"); done
+  for fld in $(op_fields "$ulp"); do [ "$r:${fld%%_*}" = ts_stock:iwk ] || of+=(-e "$fld"); done
+  [ "$r" = ts ] && alert=(-e iwk_mpa.alert)
+  # shellcheck disable=SC2086 # $passes is "-2" or nothing
+  "$r" $passes -n -r "pcaps/$f" "$@" -T fields -E separator=/t -E occurrence=a -E aggregator=, \
+    -e _ws.expert.severity -e tcp.analysis.flags -e _ws.malformed "${alert[@]}" "${uf[@]}" "${of[@]}" \
+    2>/dev/null |
+    awk -F'\t' -v na=$((${#alert[@]} / 2)) -v nu=$((${#uf[@]} / 2)) -v no=$((${#of[@]} / 2)) '
+      function any(from, n,   i) { for (i = from; i < from + n; i++) if ($i != "") return 1; return 0 }
+      {
+        w = 0
+        if ($2 == "") { ns = split($1, sev, ","); for (i = 1; i <= ns; i++) if (sev[i] + 0 >= 6291456) w = 1 }
+        cw += w; cm += ($3 != ""); ca += any(4, na)
+        cu += any(4 + na, nu); co += any(4 + na + nu, no)
+      }
+      END { printf "%d %d %d %d %d\n", cu, co, cm, cw, ca }'
 }
 
 pass=0
@@ -63,20 +83,13 @@ while read -r file ulp sopts; do
   # stock can decode only when told, its malformed frames then allowed to us.
   read -r -a so <<<"${sopts:-}"
   [ -f "$pcaps/$file" ] || { echo "FAIL: $file listed but missing"; fail=$((fail + 1)); continue; }
-  uf=$(ulp_filter "$ulp")
-  of=$(op_filter "$ulp")
-  [ -n "$uf" ] || { echo "FAIL: $file: unknown ULP $ulp"; fail=$((fail + 1)); continue; }
-  # Warnings above TCP: TCP's own analysis (a real capture's retransmission
-  # or duplicate ACK) is a fact of the capture, not a decode.
-  warn="_ws.expert.severity >= 0x600000 && !tcp.analysis.flags"
-  us=$(count ts_stock "$file" "$uf" "${so[@]}"); up=$(count ts "$file" "$uf")
-  os=$(count ts_stock "$file" "$of" "${so[@]}"); op=$(count ts "$file" "$of")
-  ms=$(count ts_stock "$file" "_ws.malformed" "${so[@]}"); mp=$(count ts "$file" "_ws.malformed")
-  ws=$(count ts_stock "$file" "$warn" "${so[@]}"); wp=$(count ts "$file" "$warn")
-  ap=$(count ts "$file" "iwk_mpa.alert")
-  # tshark's default single pass too (and the GUI's packet list): some
-  # dissectors only get a frame right on a second pass.
-  m1s=$(count1 ts_stock "$file" "_ws.malformed" "${so[@]}"); m1p=$(count1 ts "$file" "_ws.malformed")
+  [ -n "$(ulp_fields "$ulp")" ] || { echo "FAIL: $file: unknown ULP $ulp"; fail=$((fail + 1)); continue; }
+  # Two passes, as the goldens, and tshark's default single pass too (the
+  # GUI's packet list): some dissectors only get a frame right on a second.
+  read -r us os ms ws _ < <(tally ts_stock "$file" "$ulp" -2 "${so[@]}")
+  read -r up op mp wp ap < <(tally ts "$file" "$ulp" -2)
+  read -r _ _ m1s _ _ < <(tally ts_stock "$file" "$ulp" "" "${so[@]}")
+  read -r _ _ m1p _ _ < <(tally ts "$file" "$ulp" "")
   printf '%-34s %-6s %14s %14s %14s %14s %14s %6s\n' "$file" "$ulp" "$us/$up" "$os/$op" "$ms/$mp" \
     "$m1s/$m1p" "$ws/$wp" "$ap"
   why=""
