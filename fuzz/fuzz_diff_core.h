@@ -51,6 +51,11 @@ typedef struct {
     fz_diff_step *v;
     size_t n;
     bool enhanced; /* RFC 6581 enhanced startup frames (the IRD is on the wire) */
+    /* Per FPDU the engine sent, in order: 0, or the triple the shadow gave
+     * it because the peer asked for it (a Read Response into a sink range
+     * that wraps, fuzz_diff_core.c's sink_wraps()). */
+    uint16_t *eng_excused;
+    size_t eng_fpdus;
 } fz_diff_trace;
 
 /* Run one input; aborts (FUZZ_CHECK) on any disagreement between the
