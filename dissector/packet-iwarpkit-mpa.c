@@ -172,7 +172,7 @@ static void add_stream(proto_tree *mt, tvbuff_t *tvb, const iwk_conv *c) {
     proto_item_set_generated(si);
 }
 
-static const guint8 *tvb_bytes(tvbuff_t *tvb, guint offset, guint *len) {
+const guint8 *iwk_tvb_bytes(tvbuff_t *tvb, guint offset, guint *len) {
     *len = tvb_captured_length_remaining(tvb, offset);
     return *len ? tvb_get_ptr(tvb, offset, *len) : NULL;
 }
@@ -332,7 +332,7 @@ static iwk_pdu classify_sync(tvbuff_t *tvb, guint offset, guint32 seq, iwk_conv 
     pd.kind = PDU_LOST;
     pd.midstream_lost = !D->fo_known;
     guint len;
-    const guint8 *p = tvb_bytes(tvb, offset, &len);
+    const guint8 *p = iwk_tvb_bytes(tvb, offset, &len);
     if (!p || D->rejected)
         return pd;
     if (D->sync_found && seq_before(D->sync_next, seq))
@@ -369,7 +369,7 @@ static iwk_pdu classify(tvbuff_t *tvb, guint offset, guint32 seq, iwk_conv *c, i
     memset(&pd, 0, sizeof pd);
     pd.track = TRUE;
     guint len;
-    const guint8 *p = tvb_bytes(tvb, offset, &len);
+    const guint8 *p = iwk_tvb_bytes(tvb, offset, &len);
     iw_mpa_rr rr;
 
     if (!D->fo_known && !D->rejected && !D->started && p && probe_rr(p, len, &rr)) {
@@ -406,7 +406,7 @@ static iwk_pdu classify(tvbuff_t *tvb, guint offset, guint32 seq, iwk_conv *c, i
 /* Wire length of the PDU at offset, or 0 for "need more". */
 static guint pdu_len(const iwk_pdu *pd, tvbuff_t *tvb, guint offset) {
     guint len;
-    const guint8 *p = tvb_bytes(tvb, offset, &len);
+    const guint8 *p = iwk_tvb_bytes(tvb, offset, &len);
     switch (pd->kind) {
     case PDU_RR: {
         iw_mpa_rr rr;
@@ -439,7 +439,7 @@ static void add_flag(proto_tree *t, int hf, tvbuff_t *tvb, guint off, gboolean o
 static void dissect_rr(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_conv *c, int d,
                        iwk_pdu *pd, guint32 seq) {
     guint len;
-    const guint8 *p = tvb_bytes(tvb, 0, &len);
+    const guint8 *p = iwk_tvb_bytes(tvb, 0, &len);
     iw_mpa_rr rr;
     iw_verdict v;
     iw_ssize r = iw_mpa_rr_decode(&rr, p, len, &v);
@@ -908,7 +908,7 @@ gboolean iwk_mpa_claim(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void
     iwk_conv *c = (iwk_conv *)conversation_get_proto_data(conv, proto_iwk_mpa);
     if (!c) {
         guint len;
-        const guint8 *p = tvb_bytes(tvb, 0, &len);
+        const guint8 *p = iwk_tvb_bytes(tvb, 0, &len);
         iw_mpa_rr rr;
         if (len < IW_MPA_KEY_LEN)
             return FALSE;

@@ -57,12 +57,6 @@ typedef struct iwk_schunk {
 
 static guint32 stream_count;
 
-/* The chunk payload in one span (SCTP hands over whole messages). */
-static const guint8 *payload(tvbuff_t *tvb, guint *len) {
-    *len = tvb_captured_length(tvb);
-    return *len ? tvb_get_ptr(tvb, 0, *len) : NULL;
-}
-
 static void iwk_sctp_init(void) { stream_count = 0; }
 
 static const value_string fc_vals[] = {
@@ -152,6 +146,29 @@ static proto_item *add_top(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     return ti;
 }
 
+/* What both chunk kinds begin with: the payload in one span (SCTP hands
+ * over whole messages), the chunk's stream and TSN, its DDP stream, and our
+ * top item. */
+typedef struct {
+    const guint8 *p;
+    guint len;
+    gboolean ids; /* sid and tsn were read from the chunk header */
+    guint16 sid;
+    guint32 tsn;
+    iwk_sstream *s;
+    proto_tree *st;
+    proto_item *ti;
+} iwk_chunk;
+
+static void chunk_begin(iwk_chunk *k, tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
+                        guint32 ppid) {
+    memset(k, 0, sizeof *k);
+    k->p = iwk_tvb_bytes(tvb, 0, &k->len);
+    k->ids = chunk_ids(tvb, ppid, &k->sid, &k->tsn);
+    k->s = stream_of(pinfo, k->ids ? k->sid : 0xFFFF);
+    k->ti = add_top(tvb, pinfo, tree, &k->st, k->ids, k->sid, k->s);
+}
+
 static void problem(packet_info *pinfo, proto_item *ti, iw_sctp_problem why) {
     expert_add_info_format(pinfo, ti, &ei_problem,
                            "DDP Stream Session must be terminated: %s (%s; RFC 5043 §6.1)",
@@ -160,37 +177,31 @@ static void problem(packet_info *pinfo, proto_item *ti, iw_sctp_problem why) {
 }
 
 static int dissect_seg(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_) {
-    guint len;
-    const guint8 *p = payload(tvb, &len);
-    guint16 sid = 0;
-    guint32 tsn = 0;
-    gboolean ids = chunk_ids(tvb, IW_SCTP_PPID_DDP_SEGMENT, &sid, &tsn);
-    iwk_sstream *s = stream_of(pinfo, ids ? sid : 0xFFFF);
-    proto_tree *st;
-    proto_item *ti = add_top(tvb, pinfo, tree, &st, ids, sid, s);
+    iwk_chunk k;
+    chunk_begin(&k, tvb, pinfo, tree, IW_SCTP_PPID_DDP_SEGMENT);
     iw_sctp_seg seg;
     iw_sctp_problem why;
-    if (!p || iw_sctp_seg_decode(&seg, p, len, &why) < 0) {
-        problem(pinfo, ti, IW_SCTP_PROBLEM_SEG_SHORT);
+    if (!k.p || iw_sctp_seg_decode(&seg, k.p, k.len, &why) < 0) {
+        problem(pinfo, k.ti, IW_SCTP_PROBLEM_SEG_SHORT);
         col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", "[DDP Segment Chunk too short]");
         return tvb_captured_length(tvb);
     }
-    proto_tree_add_item(st, hf_ssn, tvb, 0, IW_SCTP_SSN_LEN, ENC_BIG_ENDIAN);
-    proto_tree_add_uint(st, hf_ddp_len, tvb, IW_SCTP_SSN_LEN, (gint)seg.ddp_len,
+    proto_tree_add_item(k.st, hf_ssn, tvb, 0, IW_SCTP_SSN_LEN, ENC_BIG_ENDIAN);
+    proto_tree_add_uint(k.st, hf_ddp_len, tvb, IW_SCTP_SSN_LEN, (gint)seg.ddp_len,
                         (guint32)seg.ddp_len);
-    int d = stream_dir(s->c, pinfo);
-    if (ids)
-        check_ssn(pinfo, ti, s, d, seg.ssn, FALSE, tsn);
+    int d = stream_dir(k.s->c, pinfo);
+    if (k.ids)
+        check_ssn(pinfo, k.ti, k.s, d, seg.ssn, FALSE, k.tsn);
     /* The DDP segment, as MPA hands over a ULPDU (RFC 5043 §5.2.2: it
      * "serves the same purpose as the MPA MULPDU"). */
     iwk_fpdu_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
-    ctx.conv = s->c;
+    ctx.conv = k.s->c;
     ctx.d = d;
-    ctx.seq = ids ? tsn : pinfo->num;
+    ctx.seq = k.ids ? k.tsn : pinfo->num;
     ctx.mpa_verdict = iw_verdict_ok();
-    ctx.track = ids;
-    ctx.mpa_item = ti;
+    ctx.track = k.ids;
+    ctx.mpa_item = k.ti;
     iwk_dissect_ulpdu(tvb_new_subset_remaining(tvb, IW_SCTP_SSN_LEN), pinfo, tree, &ctx);
     return tvb_captured_length(tvb);
 }
@@ -228,40 +239,35 @@ static gboolean as_mpa_frame(const iw_sctp_ctrl *c, iw_mpa_rr *rr) {
 }
 
 static int dissect_ctrl(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_) {
-    guint len;
-    const guint8 *p = payload(tvb, &len);
-    guint16 sid = 0;
-    guint32 tsn = 0;
-    gboolean ids = chunk_ids(tvb, IW_SCTP_PPID_DDP_CONTROL, &sid, &tsn);
-    iwk_sstream *s = stream_of(pinfo, ids ? sid : 0xFFFF);
-    proto_tree *st;
-    proto_item *ti = add_top(tvb, pinfo, tree, &st, ids, sid, s);
+    iwk_chunk k;
+    chunk_begin(&k, tvb, pinfo, tree, IW_SCTP_PPID_DDP_CONTROL);
     iw_sctp_ctrl c;
     iw_sctp_problem why = IW_SCTP_PROBLEM_CTRL_SHORT;
-    iw_ssize r = p ? iw_sctp_ctrl_decode(&c, p, len, &why) : IW_ERR_PROTO;
-    if (len >= IW_SCTP_SSN_LEN)
-        proto_tree_add_item(st, hf_ssn, tvb, 0, IW_SCTP_SSN_LEN, ENC_BIG_ENDIAN);
-    if (len >= IW_SCTP_CTRL_HDR_LEN) {
-        proto_tree_add_item(st, hf_fc, tvb, IW_SCTP_SSN_LEN, 2, ENC_BIG_ENDIAN);
-        proto_tree_add_uint(st, hf_pd_len, tvb, IW_SCTP_CTRL_HDR_LEN, (gint)(len - 4), len - 4);
+    iw_ssize r = k.p ? iw_sctp_ctrl_decode(&c, k.p, k.len, &why) : IW_ERR_PROTO;
+    if (k.len >= IW_SCTP_SSN_LEN)
+        proto_tree_add_item(k.st, hf_ssn, tvb, 0, IW_SCTP_SSN_LEN, ENC_BIG_ENDIAN);
+    if (k.len >= IW_SCTP_CTRL_HDR_LEN) {
+        proto_tree_add_item(k.st, hf_fc, tvb, IW_SCTP_SSN_LEN, 2, ENC_BIG_ENDIAN);
+        proto_tree_add_uint(k.st, hf_pd_len, tvb, IW_SCTP_CTRL_HDR_LEN, (gint)(k.len - 4),
+                            k.len - 4);
     }
-    const char *name = len >= IW_SCTP_CTRL_HDR_LEN ? iw_sctp_fc_str(c.fc) : NULL;
+    const char *name = k.len >= IW_SCTP_CTRL_HDR_LEN ? iw_sctp_fc_str(c.fc) : NULL;
     col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "%s SID=%u",
-                        name ? name : "DDP Stream Session Control", (unsigned)sid);
+                        name ? name : "DDP Stream Session Control", (unsigned)k.sid);
     if (r < 0) {
-        problem(pinfo, ti, why);
+        problem(pinfo, k.ti, why);
         return tvb_captured_length(tvb);
     }
-    int d = stream_dir(s->c, pinfo);
-    /* A direction's session begins with the Initiate (active side) or the
+    int d = stream_dir(k.s->c, pinfo);
+    /* A direction'k.s session begins with the Initiate (active side) or the
      * Accept or Reject (passive side). */
     iw_mpa_rr rr;
     gboolean starts = as_mpa_frame(&c, &rr);
-    if (ids)
-        check_ssn(pinfo, ti, s, d, c.ssn, starts, tsn);
+    if (k.ids)
+        check_ssn(pinfo, k.ti, k.s, d, c.ssn, starts, k.tsn);
     guint off = IW_SCTP_CTRL_HDR_LEN;
     if (c.enhanced) {
-        proto_item *ei = proto_tree_add_item(st, hf_enh, tvb, off, IW_MPA_V2_DATA_LEN, ENC_NA);
+        proto_item *ei = proto_tree_add_item(k.st, hf_enh, tvb, off, IW_MPA_V2_DATA_LEN, ENC_NA);
         proto_tree *et = proto_item_add_subtree(ei, ett_enh);
         proto_tree_add_boolean(et, hf_p2p, tvb, off, 2, c.v2.p2p);
         proto_tree_add_boolean(et, hf_rtr_send, tvb, off, 2, c.v2.rtr_send);
@@ -275,12 +281,12 @@ static int dissect_ctrl(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
         off += IW_MPA_V2_DATA_LEN;
     }
     if (c.ulp_pd_len)
-        proto_tree_add_item(st, hf_ulp_pd, tvb, off, c.ulp_pd_len, ENC_NA);
-    /* The shadow learns the session's start as from MPA frames (RTR and
+        proto_tree_add_item(k.st, hf_ulp_pd, tvb, off, c.ulp_pd_len, ENC_NA);
+    /* The shadow learns the session'k.s start as from MPA frames (RTR and
      * IRD/ORD rules, RFC 6581 §7 and §9). */
-    if (ids && !PINFO_FD_VISITED(pinfo) && starts) {
+    if (k.ids && !PINFO_FD_VISITED(pinfo) && starts) {
         iw_shadow_result res;
-        iw_shadow_mpa(s->c->shadow, (unsigned)d, &rr, pinfo->num, &res);
+        iw_shadow_mpa(k.s->c->shadow, (unsigned)d, &rr, pinfo->num, &res);
     }
     return tvb_captured_length(tvb);
 }

@@ -117,6 +117,10 @@ typedef struct iwk_fpdu_ctx {
     proto_item *mpa_item;
 } iwk_fpdu_ctx;
 
+/* The captured octets from offset on, in one span for libiwarp's codecs
+ * (NULL when there are none). */
+const guint8 *iwk_tvb_bytes(tvbuff_t *tvb, guint offset, guint *len);
+
 /* A conversation's state: direction 0 is pinfo's sender; index names the
  * stream (tcp.stream, or the SCTP DDP stream's number). */
 iwk_conv *iwk_conv_new(packet_info *pinfo, guint32 index);
