@@ -123,6 +123,7 @@ typedef struct iwk_pdu {
     guint8 v2_flags;
     iw_shadow_result *shadow; /* MPA frame: the shadow's verdict (RFC 6581 §9.2 RTR);
                                * NULL elsewhere (kept per PDU, so not inline) */
+    const void *seg;          /* FPDU: the RDMAP layer's state (iwk_fpdu_ctx.seg_slot) */
 } iwk_pdu;
 
 #define V2_REPLY_NOT_P2P 0x1
@@ -727,6 +728,7 @@ static void dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iw
     ctx.mpa_verdict = r == IW_ERR_PROTO ? v : iw_verdict_ok();
     ctx.track = pd->track;
     ctx.mpa_item = ti;
+    ctx.seg_slot = &pd->seg;
     iwk_dissect_ulpdu(ulpdu_tvb, pinfo, tree, &ctx);
     if (ctx.crc_bad && f.crc == IW_CRC_BAD)
         col_append_str(pinfo->cinfo, COL_INFO, " [CRC error]");

@@ -45,6 +45,12 @@ int proto_iwk_rdmap = -1;
 int iwk_tap = -1;
 
 static gboolean pref_reassemble = TRUE;
+/* Tagged data is placed segment by segment (RFC 5041 §3) and no ULP takes a
+ * tagged message whole, so by default a multi-segment tagged message is
+ * only linked (its first and last frame, its length): copying every Write
+ * and Read Response once more for display was most of the plugin's cost
+ * on bulk transfers (docs/wireshark-plugin.md, Performance). */
+static gboolean pref_reassemble_tagged = FALSE;
 static heur_dissector_list_t rdmap_heur_list;
 
 /* DDP */
@@ -116,6 +122,10 @@ static int hf_fragment_too_long = -1;
 static int hf_fragment_error = -1;
 static int hf_fragment_count = -1;
 static int hf_reassembled_in = -1;
+static int hf_msg_offset = -1;
+static int hf_msg_first = -1;
+static int hf_msg_last = -1;
+static int hf_msg_len = -1;
 static int hf_reassembled_length = -1;
 static int hf_reassembled_data = -1;
 
@@ -155,13 +165,21 @@ static const value_string layer_vals[] = {{0, "RDMAP"}, {1, "DDP"}, {2, "LLP (MP
 static const value_string aop_vals[] = {
     {IW_ATOMIC_FETCH_ADD, "FetchAdd"}, {1, "Reserved"}, {IW_ATOMIC_CMP_SWAP, "CmpSwap"}, {0, NULL}};
 
+/* A tagged message over several segments, when its data is not reassembled:
+ * where it begins and ends, and its length once the last segment is seen. */
+typedef struct iwk_span {
+    guint32 first, last; /* frames; last 0 until seen */
+    guint32 len;
+} iwk_span;
+
 /* First-pass results for one DDP segment, keyed by its FPDU's sequence
  * number (proto_iwk_rdmap's per-frame data). */
 typedef struct iwk_seg {
     iwk_req *req; /* request this segment is, or answers */
     gboolean is_resp;
-    guint32 reasm_id; /* 0: not reassembled */
-    guint32 reasm_off;
+    guint32 reasm_id;        /* 0: not reassembled */
+    guint32 reasm_off;       /* and the offset in an iwk_span's message */
+    iwk_span *span;          /* a tagged message linked, not reassembled */
     iw_shadow_result shadow; /* the stateful verdict and notes */
     guint32 answers;         /* Terminate: the frame of the segment its copied DDP header names */
 } iwk_seg;
@@ -309,6 +327,7 @@ typedef struct iwk_tmsg {
     guint64 start_to;
     guint64 next_to;
     guint32 id;
+    iwk_span *span;
     iwk_req *req; /* Read Response: the request it answers */
 } iwk_tmsg;
 
@@ -516,7 +535,8 @@ static void track_untagged(iwk_dir *D, const iw_rdmap_msg *m, iwk_seg *s) {
         D->msg_id[qn] = 0;
 }
 
-static iwk_tmsg *track_tagged(iwk_dir *D, const iw_rdmap_msg *m, iwk_seg *s, gboolean *first) {
+static iwk_tmsg *track_tagged(packet_info *pinfo, iwk_dir *D, const iw_rdmap_msg *m, iwk_seg *s,
+                              gboolean *first) {
     gpointer key = GUINT_TO_POINTER(m->ddp.stag);
     iwk_tmsg *t = (iwk_tmsg *)wmem_map_lookup(D->tagged, key);
     if (!t) {
@@ -528,11 +548,22 @@ static iwk_tmsg *track_tagged(iwk_dir *D, const iw_rdmap_msg *m, iwk_seg *s, gbo
     if (*first) {
         t->start_to = m->ddp.to;
         t->req = NULL;
-        t->id = (pref_reassemble && !m->ddp.last) ? ++D->next_id : 0;
+        gboolean whole = pref_reassemble && pref_reassemble_tagged;
+        t->id = (whole && !m->ddp.last) ? ++D->next_id : 0;
+        t->span = NULL;
+        if (pref_reassemble && !whole && !m->ddp.last) {
+            t->span = wmem_new0(wmem_file_scope(), iwk_span);
+            t->span->first = pinfo->num;
+        }
     }
-    if (t->id && m->ddp.to - t->start_to <= G_MAXUINT32) {
+    if ((t->id || t->span) && m->ddp.to - t->start_to <= G_MAXUINT32) {
         s->reasm_id = t->id;
+        s->span = t->span;
         s->reasm_off = (guint32)(m->ddp.to - t->start_to);
+        if (t->span && m->ddp.last) {
+            t->span->last = pinfo->num;
+            t->span->len = s->reasm_off + (guint32)dlen;
+        }
     }
     t->in_msg = !m->ddp.last;
     t->next_to = m->ddp.to + dlen;
@@ -547,7 +578,7 @@ static void track(packet_info *pinfo, iwk_fpdu_ctx *ctx, const iw_rdmap_msg *m, 
     iwk_dir *D = &c->dir[ctx->d];
     gboolean first = TRUE;
     if (m->ddp.tagged)
-        track_tagged(D, m, s, &first);
+        track_tagged(pinfo, D, m, s, &first);
     else
         track_untagged(D, m, s);
     if (!c->reqs)
@@ -700,11 +731,31 @@ void iwk_rdmap_call_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, rd
     pinfo->saved_can_desegment = saved;
 }
 
+/* Where this segment sits in its tagged message, in place of the data. */
+static void span_items(tvbuff_t *tvb, proto_tree *tree, const iwk_seg *s) {
+    const iwk_span *sp = s->span;
+    proto_item *pi = proto_tree_add_uint(tree, hf_msg_offset, tvb, 0, 0, s->reasm_off);
+    proto_item_set_generated(pi);
+    pi = proto_tree_add_uint(tree, hf_msg_first, tvb, 0, 0, sp->first);
+    proto_item_set_generated(pi);
+    if (sp->last) {
+        pi = proto_tree_add_uint(tree, hf_msg_last, tvb, 0, 0, sp->last);
+        proto_item_set_generated(pi);
+        pi = proto_tree_add_uint(tree, hf_msg_len, tvb, 0, 0, sp->len);
+        proto_item_set_generated(pi);
+    }
+}
+
 static void dissect_payload(tvbuff_t *seg_tvb, guint off, packet_info *pinfo, proto_tree *tree,
                             const iw_rdmap_msg *m, const iwk_seg *s, iwk_fpdu_ctx *ctx) {
     tvbuff_t *ptvb = tvb_new_subset_length(seg_tvb, off, (gint)m->payload_len);
     rdmap_info_t info;
     fill_rdmapinfo(&info, m);
+    if (s && s->span) {
+        span_items(ptvb, tree, s);
+        iwk_ulp_offer(ptvb, pinfo, tree, &info, ctx, m, 0);
+        return;
+    }
     if (s && s->reasm_id && pref_reassemble) {
         gboolean save = pinfo->fragmented;
         pinfo->fragmented = TRUE;
@@ -748,15 +799,16 @@ static void dissect_payload(tvbuff_t *seg_tvb, guint off, packet_info *pinfo, pr
 static const iwk_seg seg_plain;
 
 static gboolean seg_is_plain(const iwk_seg *s) {
-    return !s->req && !s->is_resp && !s->reasm_id && !s->reasm_off && !s->answers &&
+    return !s->req && !s->is_resp && !s->reasm_id && !s->reasm_off && !s->span && !s->answers &&
            s->shadow.verdict.kind == IW_VERDICT_OK && !s->shadow.notes && !s->shadow.has_ref &&
            !s->shadow.rtr;
 }
 
 static const iwk_seg *seg_state(packet_info *pinfo, iwk_fpdu_ctx *ctx, const iw_rdmap_msg *m,
                                 guint len, iw_ssize r, const iw_verdict *v) {
-    const iwk_seg *got =
-        (const iwk_seg *)p_get_proto_data(wmem_file_scope(), pinfo, proto_iwk_rdmap, ctx->seq);
+    const iwk_seg *got = ctx->seg_slot ? (const iwk_seg *)*ctx->seg_slot
+                                       : (const iwk_seg *)p_get_proto_data(
+                                             wmem_file_scope(), pinfo, proto_iwk_rdmap, ctx->seq);
     if (got || PINFO_FD_VISITED(pinfo))
         return got;
     iwk_seg t;
@@ -778,7 +830,10 @@ static const iwk_seg *seg_state(packet_info *pinfo, iwk_fpdu_ctx *ctx, const iw_
     }
     got = seg_is_plain(s) ? &seg_plain
                           : (const iwk_seg *)wmem_memdup(wmem_file_scope(), s, sizeof *s);
-    p_add_proto_data(wmem_file_scope(), pinfo, proto_iwk_rdmap, ctx->seq, (void *)got);
+    if (ctx->seg_slot)
+        *ctx->seg_slot = got;
+    else
+        p_add_proto_data(wmem_file_scope(), pinfo, proto_iwk_rdmap, ctx->seq, (void *)got);
     return got;
 }
 
@@ -1273,6 +1328,19 @@ void proto_register_iwk_rdmap(void) {
         {&hf_reassembled_data,
          {"Reassembled data", "iwk_rdmap.reassembled.data", FT_BYTES, BASE_NONE, NULL, 0, NULL,
           HFILL}},
+        {&hf_msg_offset,
+         {"Offset in message", "iwk_rdmap.msg.offset", FT_UINT32, BASE_DEC, NULL, 0,
+          "Octets of the tagged message before this segment's (TO - the first segment's TO)",
+          HFILL}},
+        {&hf_msg_first,
+         {"Message begins in", "iwk_rdmap.msg.first", FT_FRAMENUM, BASE_NONE, NULL, 0,
+          "Frame of the tagged message's first segment", HFILL}},
+        {&hf_msg_last,
+         {"Message ends in", "iwk_rdmap.msg.last", FT_FRAMENUM, BASE_NONE, NULL, 0,
+          "Frame of the tagged message's last segment (L set)", HFILL}},
+        {&hf_msg_len,
+         {"Message length", "iwk_rdmap.msg.length", FT_UINT32, BASE_DEC, NULL, 0,
+          "Octets of the whole tagged message", HFILL}},
     };
     static gint *ett[] = {&ett_ddp,    &ett_ddp_ctrl, &ett_rdmap,    &ett_rdmap_ctrl,
                           &ett_rreq,   &ett_term,     &ett_term_ddp, &ett_term_rdma,
@@ -1299,7 +1367,14 @@ void proto_register_iwk_rdmap(void) {
     module_t *mod = prefs_register_protocol(proto_iwk_rdmap, NULL);
     prefs_register_bool_preference(
         mod, "reassemble", "Reassemble messages",
-        "Reassemble untagged messages by QN/MSN/MO and tagged ones by STag/TO", &pref_reassemble);
+        "Reassemble untagged messages by QN/MSN/MO, and link the segments of tagged ones by "
+        "STag/TO",
+        &pref_reassemble);
+    prefs_register_bool_preference(
+        mod, "reassemble_tagged", "Reassemble tagged messages' data",
+        "Also copy a multi-segment Write or Read Response into one reassembled message for "
+        "display (memory and time on bulk transfers); off, its segments are linked instead",
+        &pref_reassemble_tagged);
     reassembly_table_register(&iwk_reassembly_table, &addresses_ports_reassembly_table_functions);
 
     /* SMB Direct and RPC-over-RDMA register on the built-in's list; feed

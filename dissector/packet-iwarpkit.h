@@ -115,6 +115,10 @@ typedef struct iwk_fpdu_ctx {
     iw_verdict mpa_verdict; /* that check's verdict (ok otherwise) */
     gboolean track;         /* first pass may update conversation state */
     proto_item *mpa_item;
+    /* Where the RDMAP layer keeps its first-pass state for this FPDU: a slot
+     * in the MPA layer's own per-FPDU record (one proto-data entry per FPDU
+     * instead of two), or NULL for proto data keyed by seq. */
+    const void **seg_slot;
 } iwk_fpdu_ctx;
 
 /* The captured octets from offset on, in one span for libiwarp's codecs

@@ -29,11 +29,11 @@
 #     claims them: the payload is filler), except that the built-in hands
 #     on only the first Send of a segment carrying several and marks the
 #     others "Reassembled PDU in frame N" (fewer payload dumps under -V).
-#   - The plugin reassembles multi-segment messages for display, tagged
-#     ones too (the three-FPDU Writes: a copy of every fragment and of the
-#     message); the built-in does not. Most of the plugin's excess in
-#     summary and io,phs mode is that (docs/wireshark-plugin.md,
-#     Performance).
+#   - The plugin links the segments of a multi-segment tagged message
+#     (the three-FPDU Writes: first and last frame, length) without copying
+#     their data, its default; the built-in shows them one by one. With
+#     -o iwk_rdmap.reassemble_tagged:TRUE it copies them into one message
+#     as well (docs/wireshark-plugin.md, Performance).
 #
 # Timing: the machine this runs on is shared, so each mode runs RUNS times
 # (default 3) per side, interleaved (plugin, built-in, then built-in,

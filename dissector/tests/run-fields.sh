@@ -13,7 +13,10 @@
 #  - expert items name DDP's and RDMAP's findings under those protocols;
 #  - a Terminate due (iwk_rdmap.must_terminate.*) and a Terminate received
 #    (iwk_rdmap.term.*) have distinct prefixes;
-#  - Info starts with the ports.
+#  - Info starts with the ports;
+#  - a multi-segment tagged message is linked by default (iwk_rdmap.msg.*:
+#    first and last frame, length, each segment's offset), and reassembled
+#    into one message only with iwk_rdmap.reassemble_tagged.
 set -u
 # shellcheck source=tshark-lib.sh
 . "$(dirname "$0")/tshark-lib.sh"
@@ -54,4 +57,19 @@ check "a due Terminate: iwk_rdmap.must_terminate.*" "8 " \
   "$(ts -2 -n -r $p -Y 'iwk_rdmap.must_terminate.ddp_ut_no_buffer' -T fields -e frame.number | tr '\n' ' ')"
 check "a received Terminate: iwk_rdmap.term" "9 61 92 " \
   "$(ts -2 -n -r $p -Y 'iwk_rdmap.term' -T fields -e frame.number | tr '\n' ' ')"
+p=pcaps/storage/nfsv3-rdma.pcap
+check "a tagged message's segments name its first and last frame and length" \
+  "$(ts -2 -n -r $p -Y 'iwk_rdmap.opcode == 2 && frame.number >= 62 && frame.number <= 129' \
+     -T fields -e frame.number | grep -c .) 62 129 65536" \
+  "$(ts -2 -n -r $p -Y 'iwk_rdmap.msg.first == 62' -T fields -e frame.number | grep -c .) $(
+     ts -2 -n -r $p -Y 'frame.number == 63' -T fields -e iwk_rdmap.msg.first -e iwk_rdmap.msg.last \
+       -e iwk_rdmap.msg.length | tr '\t' ' ')"
+check "its offsets: the first 0, each the one before plus its payload" "ok" \
+  "$(ts -2 -n -r $p -Y 'iwk_rdmap.msg.first == 62' -T fields -e iwk_rdmap.msg.offset -e iwk_ddp.payload_length |
+     awk '$1 != want { bad = 1 } { want = $1 + $2 } END { print (bad || want != 65536) ? "bad" : "ok" }')"
+check "not reassembled by default" "0" \
+  "$(ts -2 -n -r $p -Y 'iwk_rdmap.reassembled_in == 129' -T fields -e frame.number | grep -c .)"
+check "reassembled with reassemble_tagged" "65536" \
+  "$(ts -2 -n -r $p -o iwk_rdmap.reassemble_tagged:TRUE -Y 'frame.number == 129' -T fields \
+     -e iwk_rdmap.reassembled.length)"
 [ "$fail" = 0 ]
