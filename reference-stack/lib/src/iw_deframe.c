@@ -97,14 +97,12 @@ static df_step_result df_step_rr(iw_deframer *d, const uint8_t *p, size_t n, siz
 static df_step_result df_step_fpdu(iw_deframer *d, const uint8_t *p, size_t n, size_t *need,
                                    iw_frame *fr) {
     if (!d->_markers_known) {
-        /* §7.1.2 rule 7: with markers, Full Operation opens with the marker
-         * 00000000; without, with a ULPDU_Length, never 0 since a ULPDU holds
-         * at least a DDP header. */
-        if (n < 2) {
+        int m = iw_mpa_fo_markers(p, n); /* §7.1.2 rule 7 */
+        if (m < 0) {
             *need = 2;
             return DF_NEED;
         }
-        d->_markers = p[0] == 0 && p[1] == 0;
+        d->_markers = m == 1;
         d->_markers_known = true;
     }
     size_t total = iw_mpa_fpdu_len(p, n, d->_pos, d->_markers);
@@ -117,8 +115,7 @@ static df_step_result df_step_fpdu(iw_deframer *d, const uint8_t *p, size_t n, s
     iw_ssize r =
         iw_mpa_fpdu_decode(&fr->fpdu, p, n, d->_pos, flags, d->_scratch, sizeof d->_scratch, &v);
     if (!d->_crc_known) {
-        /* Auto: CRCs are on iff the first FPDU's CRC verifies. */
-        d->_crc = fr->fpdu.crc == IW_CRC_GOOD;
+        d->_crc = iw_mpa_fo_crc(&fr->fpdu);
         d->_crc_known = true;
     }
     if (!d->_crc) {

@@ -54,6 +54,14 @@ bool iw_mpa_key_shaped(const uint8_t *buf, size_t len) {
            memcmp(buf + 10, " Frame", 6) == 0;
 }
 
+int iw_mpa_fo_markers(const uint8_t *p, size_t len) {
+    if (!p || len < 2)
+        return -1;
+    return p[0] == 0 && p[1] == 0;
+}
+
+bool iw_mpa_fo_crc(const iw_mpa_fpdu *first) { return first && first->crc == IW_CRC_GOOD; }
+
 iw_ssize iw_mpa_rr_decode(iw_mpa_rr *rr, const uint8_t *buf, size_t len, iw_verdict *v) {
     memset(rr, 0, sizeof *rr);
     *v = iw_verdict_ok();

@@ -199,6 +199,22 @@ typedef struct iw_mpa_fpdu {
 iw_ssize iw_mpa_fpdu_decode(iw_mpa_fpdu *f, const uint8_t *buf, size_t len, uint32_t pos,
                             unsigned flags, uint8_t *scratch, size_t scratchlen, iw_verdict *v);
 
+/* ---- The first FPDU of Full Operation, where startup left a mode open ----
+ * A reader that holds one side's MPA frame but not the other's (not
+ * captured, incomplete, or not acceptable) still knows where Full Operation
+ * starts (§4.3), but not every mode. Both decoders settle them with these. */
+
+/* Markers (§7.1.2 rule 7): with markers, Full Operation opens with the
+ * marker 00000000; without, with a ULPDU_Length, never 0 since a ULPDU
+ * holds at least a DDP header. p: Full Operation's first octets. Returns
+ * 1 markers, 0 none, -1 when fewer than 2 octets are here. */
+int iw_mpa_fo_markers(const uint8_t *p, size_t len);
+
+/* CRCs (§7.1.1: C=1 in either frame makes every FPDU carry a good CRC):
+ * with one frame's C=0 and the other's unknown, on iff the first FPDU's
+ * CRC verifies (f decoded with IW_MPA_CRC). */
+bool iw_mpa_fo_crc(const iw_mpa_fpdu *first);
+
 /* ---- Streaming deframer: one direction of a TCP byte stream ---- */
 
 typedef enum iw_df_start {
