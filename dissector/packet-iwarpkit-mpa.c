@@ -33,6 +33,7 @@
 #include <epan/show_exception.h>
 #include <epan/exceptions.h>
 #include <epan/dissectors/packet-tcp.h>
+#include <epan/prefs-int.h>
 
 #include "packet-iwarpkit.h"
 #include "packet-iwarpkit-storage.h"
@@ -119,6 +120,8 @@ typedef struct iwk_pdu {
     gboolean resp_first;     /* responder FPDU before any initiator FPDU */
     gboolean midstream_lost; /* LOST before framing was established */
     gboolean provisional;    /* FPDU of a mid-stream reading whose markers are undecided */
+    gboolean crc_auto;       /* Full Operation's first FPDU with CRC use unknown: crc_on
+                                is set from its CRC once it is whole (iw_mpa_fo_crc) */
     iw_verdict expect;       /* MPA frame where the other type was due */
     guint8 v2_flags;
     iw_shadow_result *shadow; /* MPA frame: the shadow's verdict (RFC 6581 §9.2 RTR);
@@ -362,9 +365,28 @@ static iwk_pdu classify_sync(tvbuff_t *tvb, guint offset, guint32 seq, iwk_conv 
     return pd;
 }
 
+/* packet-tcp.c's tcp_flow_t.static_flags: a SYN (or SYN+ACK) of this flow
+ * was seen. Only these bits are read, never set. */
+#define TCP_FLOW_SAW_SYN 0x06
+
+/* Is seq this direction's first octet after a SYN the capture holds? */
+static gboolean at_stream_start(packet_info *pinfo, guint32 seq) {
+    conversation_t *conv = find_conversation_pinfo(pinfo, 0);
+    struct tcp_analysis *tcpd = conv ? get_tcp_conversation_data(conv, pinfo) : NULL;
+    if (!tcpd || !tcpd->fwd || !(tcpd->fwd->static_flags & TCP_FLOW_SAW_SYN))
+        return FALSE;
+    module_t *m = prefs_find_module("tcp");
+    pref_t *rel = m ? prefs_find_preference(m, "relative_sequence_numbers") : NULL;
+    gboolean relative = rel ? prefs_get_bool_value(rel, pref_current) : TRUE;
+    return seq == (relative ? 1u : tcpd->fwd->base_seq + 1u);
+}
+
 /* Decide what starts at seq. State changes happen when the PDU is
- * complete (pdu_commit), except the synchroniser's octets (classify_sync). */
-static iwk_pdu classify(tvbuff_t *tvb, guint offset, guint32 seq, iwk_conv *c, int d) {
+ * complete (pdu_commit), except the synchroniser's octets (classify_sync).
+ * rr_due: the other side opened with an MPA Request and seq is this side's
+ * first octet, so an MPA Reply is due here whatever its key (§7.1.2). */
+static iwk_pdu classify(tvbuff_t *tvb, guint offset, guint32 seq, iwk_conv *c, int d,
+                        gboolean rr_due) {
     iwk_dir *D = &c->dir[d];
     iwk_pdu pd;
     memset(&pd, 0, sizeof pd);
@@ -373,8 +395,9 @@ static iwk_pdu classify(tvbuff_t *tvb, guint offset, guint32 seq, iwk_conv *c, i
     const guint8 *p = iwk_tvb_bytes(tvb, offset, &len);
     iw_mpa_rr rr;
 
-    if (!D->fo_known && !D->rejected && !D->started && p && probe_rr(p, len, &rr)) {
-        pd.kind = PDU_RR; /* startup frame */
+    if (!D->fo_known && !D->rejected && !D->started && p &&
+        (probe_rr(p, len, &rr) || (rr_due && len >= IW_MPA_KEY_LEN))) {
+        pd.kind = PDU_RR; /* startup frame (rule 5: a bad key closes) */
         return pd;
     }
     if (!D->fo_known)
@@ -396,12 +419,37 @@ static iwk_pdu classify(tvbuff_t *tvb, guint offset, guint32 seq, iwk_conv *c, i
         pd.crc_on = c->crc == 1;
         return pd;
     }
-    /* A capture gap, lost framing, or Full Operation whose marker mode the
-     * capture did not show (RFC 5044 §7.1.2 rule 7: with markers it opens
-     * with one, which the synchroniser sees at the known grid). */
+    if (p && D->in_sync && seq == D->nxt_seq && seq == D->fo_seq && !D->n_fpdus) {
+        /* Full Operation whose marker mode the capture did not show (the
+         * other side's MPA frame is missing or unusable): its first octet
+         * is known (§4.3) and says (§7.1.2 rule 7), as for iwarp-decode. */
+        int m = iw_mpa_fo_markers(p, len);
+        if (m >= 0) {
+            pd.kind = PDU_FPDU;
+            pd.markers = m == 1;
+            pd.pos = 0;
+            pd.crc_on = c->crc == 1;
+            pd.crc_auto = c->crc == -1;
+            return pd;
+        }
+    }
+    /* A capture gap or lost framing. */
     if (D->in_sync && seq != D->nxt_seq)
         sync_reset(D, seq);
     return classify_sync(tvb, offset, seq, c, D);
+}
+
+/* CRC use decided by Full Operation's first FPDU, whole at offset. */
+static gboolean fo_crc(tvbuff_t *tvb, guint offset, const iwk_pdu *pd) {
+    if (tvb_captured_length_remaining(tvb, offset) < (gint)pd->len)
+        return FALSE; /* not all captured: no evidence of CRCs */
+    const guint8 *p = tvb_get_ptr(tvb, offset, pd->len);
+    guint8 *scratch = (guint8 *)wmem_alloc(wmem_packet_scope(), pd->len);
+    iw_mpa_fpdu f;
+    iw_verdict v;
+    unsigned flags = (pd->markers ? IW_MPA_MARKERS : 0) | IW_MPA_CRC;
+    iw_mpa_fpdu_decode(&f, p, pd->len, pd->pos, flags, scratch, pd->len, &v);
+    return iw_mpa_fo_crc(&f);
 }
 
 /* Wire length of the PDU at offset, or 0 for "need more". */
@@ -848,7 +896,12 @@ static int dissect_iwk_tcp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
             tmp.len = total - offset;
             pd = &tmp;
         } else if (!pd) {
-            tmp = classify(tvb, offset, seq, c, d);
+            /* §7.1.2: after the peer's startup frame, this side's first
+             * octets are its own (rules 1-3), whatever their key (rule 5),
+             * as iwarp-decode reads them. */
+            gboolean rr_due =
+                !c->dir[d].started && c->handshake && at_stream_start(pinfo, seq);
+            tmp = classify(tvb, offset, seq, c, d, rr_due);
             pd = &tmp;
         }
         guint len = pdu_len(pd, tvb, offset);
@@ -873,6 +926,8 @@ static int dissect_iwk_tcp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
         if (pd == &tmp) {
             pd = (iwk_pdu *)wmem_memdup(wmem_file_scope(), &tmp, sizeof tmp);
             pd->len = len;
+            if (pd->crc_auto)
+                pd->crc_on = fo_crc(tvb, offset, pd);
             if (!PINFO_FD_VISITED(pinfo)) {
                 pdu_commit(c, d, pd, seq, pinfo);
                 p_add_proto_data(wmem_file_scope(), pinfo, proto_iwk_mpa, seq, pd);
