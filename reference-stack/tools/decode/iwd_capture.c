@@ -549,9 +549,13 @@ static void dir_print_gap(cdir *d) {
 static void dir_done(cdir *d) {
     if (d->gap && d->c->k->quiet) {
         /* Octets of this direction will never be seen: the shadow forgets
-         * its sequence state (the plugin does so at the next FPDU). */
+         * its sequence state (the plugin does so at the next FPDU). Also
+         * when nothing of it was framed: the other side's MPA frame alone
+         * starts Full Operation in the shadow, and a gap where this side's
+         * frame and first FPDUs were (its Read Requests) must not leave the
+         * shadow judging the other side's responses. */
         iwd_sh_in in;
-        iwd_sh_in_lost(&in, d->framed);
+        iwd_sh_in_lost(&in, true);
         sh_keep(d, &in, d->gap_ev.frame, d->gap_ev.frame, false);
     }
     dir_print_gap(d);
