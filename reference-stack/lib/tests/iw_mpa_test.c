@@ -648,9 +648,51 @@ IW_TEST(mulpdu) {
     CHECK_EQ(bad, 0);
 }
 
+/* Full Operation's first FPDU where startup left a mode open (RFC 5044
+ * §7.1.2 rule 7, §7.1.1), as both decoders settle it. */
+IW_TEST(full_operation_first_fpdu) {
+    uint8_t hdr[18] = {0x41, 0x43}; /* untagged DDP v1, RDMAP v1 Send, last */
+    uint8_t pay[600];
+    for (size_t i = 0; i < sizeof pay; i++)
+        pay[i] = (uint8_t)(i * 13 + 1);
+    uint8_t w[1024], scratch[1024];
+    for (int mk = 0; mk <= 1; mk++) {
+        unsigned fl = IW_MPA_CRC | (mk ? IW_MPA_MARKERS : 0);
+        iw_ssize n = iw_mpa_fpdu_encode(w, sizeof w, 0, fl, hdr, sizeof hdr, pay, sizeof pay);
+        CHECK(n > 0);
+        /* A marker at the grid's first octet is 00000000 (FPDUPTR 0); a
+         * ULPDU_Length there (600 + 18) is not. */
+        CHECK_EQ(iw_mpa_fo_markers(w, (size_t)n), mk);
+        CHECK_EQ(iw_mpa_fo_markers(w, 2), mk);
+        iw_mpa_fpdu f;
+        iw_verdict v;
+        CHECK(iw_mpa_fpdu_decode(&f, w, (size_t)n, 0, fl, scratch, sizeof scratch, &v) == n);
+        CHECK(iw_mpa_fo_crc(&f));
+        /* One flipped payload bit: the CRC no longer verifies, so C=0 in
+         * the one frame seen leaves CRCs off. */
+        w[n - 40] ^= 0x01;
+        iw_mpa_fpdu_decode(&f, w, (size_t)n, 0, fl, scratch, sizeof scratch, &v);
+        CHECK_EQ(v.term, IW_TERM_LLP_MPA_CRC);
+        CHECK(!iw_mpa_fo_crc(&f));
+        /* Decoded without CRC checking: nothing says CRCs are on. */
+        w[n - 40] ^= 0x01;
+        iw_mpa_fpdu_decode(&f, w, (size_t)n, 0, fl & ~IW_MPA_CRC, scratch, sizeof scratch, &v);
+        CHECK(!iw_mpa_fo_crc(&f));
+    }
+    /* Fewer than two octets decide nothing. */
+    uint8_t z[2] = {0, 0};
+    CHECK_EQ(iw_mpa_fo_markers(z, 1), -1);
+    CHECK_EQ(iw_mpa_fo_markers(NULL, 4), -1);
+    CHECK(!iw_mpa_fo_crc(NULL));
+    /* 00 xx with xx != 0 is a short ULPDU_Length, not a marker. */
+    uint8_t u[2] = {0, 0x12};
+    CHECK_EQ(iw_mpa_fo_markers(u, 2), 0);
+}
+
 IW_TEST_MAIN("mpa", IW_CASE(golden_request_v1), IW_CASE(golden_reply_v1_rejected),
              IW_CASE(golden_request_v2), IW_CASE(golden_reply_v2), IW_CASE(round_trip_matrix),
              IW_CASE(reject_bad_key), IW_CASE(reject_bad_rev), IW_CASE(reject_pd_too_long),
              IW_CASE(reject_v2_pd_short), IW_CASE(s_with_rev1_not_enhanced),
              IW_CASE(notes_reserved_and_r), IW_CASE(notes_v2_rtr), IW_CASE(rr_expect),
-             IW_CASE(truncation_loop), IW_CASE(encode_invalid_arg), IW_CASE(mulpdu))
+             IW_CASE(truncation_loop), IW_CASE(encode_invalid_arg), IW_CASE(mulpdu),
+             IW_CASE(full_operation_first_fpdu))
