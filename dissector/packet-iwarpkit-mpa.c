@@ -120,6 +120,7 @@ typedef struct iwk_pdu {
     gboolean resp_first;     /* responder FPDU before any initiator FPDU */
     gboolean midstream_lost; /* LOST before framing was established */
     gboolean provisional;    /* FPDU of a mid-stream reading whose markers are undecided */
+    gboolean after_gap;      /* a direction's first PDU, its first octets not captured */
     gboolean crc_auto;       /* Full Operation's first FPDU with CRC use unknown: crc_on
                                 is set from its CRC once it is whole (iw_mpa_fo_crc) */
     iw_verdict expect;       /* MPA frame where the other type was due */
@@ -369,12 +370,13 @@ static iwk_pdu classify_sync(tvbuff_t *tvb, guint offset, guint32 seq, iwk_conv 
  * was seen. Only these bits are read, never set. */
 #define TCP_FLOW_SAW_SYN 0x06
 
-/* Is seq this direction's first octet after a SYN the capture holds? */
-static gboolean at_stream_start(packet_info *pinfo, guint32 seq) {
+/* Where seq lies against this direction's first octet: -1 unknown (its SYN
+ * is not in the capture), 1 at it, 0 past it. */
+static int stream_start(packet_info *pinfo, guint32 seq) {
     conversation_t *conv = find_conversation_pinfo(pinfo, 0);
     struct tcp_analysis *tcpd = conv ? get_tcp_conversation_data(conv, pinfo) : NULL;
     if (!tcpd || !tcpd->fwd || !(tcpd->fwd->static_flags & TCP_FLOW_SAW_SYN))
-        return FALSE;
+        return -1;
     module_t *m = prefs_find_module("tcp");
     pref_t *rel = m ? prefs_find_preference(m, "relative_sequence_numbers") : NULL;
     gboolean relative = rel ? prefs_get_bool_value(rel, pref_current) : TRUE;
@@ -839,7 +841,13 @@ static void pdu_commit(iwk_conv *c, int d, iwk_pdu *pd, guint32 seq, packet_info
             c->dir[c->init_dir].n_fpdus == 0)
             pd->resp_first = TRUE;
     } else if (pd->kind == PDU_LOST) {
-        if (D->fo_known) {
+        if (!D->fo_known && pd->after_gap) {
+            /* Undecoded octets after this direction's first ones were lost
+             * (its Request not captured, say): what the lost ones held
+             * (Read Requests) is unknown, as iwarp-decode tells its shadow
+             * at a gap, though the peer's Reply began Full Operation. */
+            iw_shadow_lost(c->shadow, (unsigned)d);
+        } else if (D->fo_known) {
             /* Messages were missed: DDP sequence checks restart. */
             iw_shadow_lost(c->shadow, (unsigned)d);
             D->in_sync = FALSE;
@@ -899,9 +907,11 @@ static int dissect_iwk_tcp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
             /* §7.1.2: after the peer's startup frame, this side's first
              * octets are its own (rules 1-3), whatever their key (rule 5),
              * as iwarp-decode reads them. */
-            gboolean rr_due =
-                !c->dir[d].started && c->handshake && at_stream_start(pinfo, seq);
+            int at = c->dir[d].started ? -1 : stream_start(pinfo, seq);
+            gboolean rr_due = c->handshake && at == 1;
             tmp = classify(tvb, offset, seq, c, d, rr_due);
+            /* Its first octets were not captured (a gap after the SYN). */
+            tmp.after_gap = at == 0;
             pd = &tmp;
         }
         guint len = pdu_len(pd, tvb, offset);
