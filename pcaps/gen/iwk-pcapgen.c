@@ -1424,6 +1424,149 @@ static void gen_bad_mpa_key(const char *dir) {
     free(s0.buf);
 }
 
+/* Octets a side sent that the capture does not hold (a dropped segment):
+ * its sequence number moves on and the peer's ACKs cover them. */
+static void skip(conn *k, int side, stream *s) {
+    k->next[side] += (uint32_t)(s->len - s->sent);
+    s->sent = s->len;
+}
+
+/* Startups the capture holds only half of: one side's MPA frame missing,
+ * incomplete or with a bad key. Full Operation still starts where RFC 5044
+ * §4.3 puts it, and its first FPDU says what the missing frame would have
+ * (§7.1.2 rule 7 markers; CRCs from the frame that is there). */
+static void gen_half_startup(const char *dir) {
+    iw_pcapw_file *c = cap_open(dir, "half-startup.pcap");
+    uint8_t pay[700];
+    fill(pay, sizeof pay, 21);
+    /* Reply not captured; the first FPDU carries DDP version 0: 1/2/0x06. */
+    {
+        conn k = conn_new(c, 90, 47001, 4791, 1, 1);
+        stream s0 = stream_new(), s1 = stream_new();
+        iw_mpa_rr req = rr_v1(IW_MPA_REQUEST, false, true);
+        iw_mpa_rr rep = rr_v1(IW_MPA_REPLY, false, true);
+        tcp_open(&k);
+        s_rr(&s0, &req);
+        flush(&k, 0, &s0, 1460);
+        s_rr(&s1, &rep);
+        skip(&k, 1, &s1);
+        s0.flags = IW_MPA_CRC;
+        iw_rdmap_msg m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1, 0, true);
+        uint8_t h[64];
+        iw_ssize hl = iw_rdmap_encode_hdr(h, sizeof h, &m);
+        if (hl < 0)
+            die("rdmap encode");
+        h[0] &= (uint8_t)~IW_DDP_CTRL_DV; /* DV 0 (RDMAC), CRC over it */
+        s_fpdu_raw(&s0, h, (size_t)hl, pay, 16);
+        m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 2, 0, true);
+        s_msg(&s0, &m, pay, 24);
+        flush(&k, 0, &s0, 1460);
+        tcp_close(&k);
+        free(s0.buf);
+        free(s1.buf);
+    }
+    /* Reply (M=1) not captured; the first FPDU's second marker points
+     * wrong under a good CRC: 2/0/0x03. */
+    {
+        conn k = conn_new(c, 91, 47002, 4791, 1, 1);
+        stream s0 = stream_new(), s1 = stream_new();
+        iw_mpa_rr req = rr_v1(IW_MPA_REQUEST, false, true);
+        iw_mpa_rr rep = rr_v1(IW_MPA_REPLY, true, true);
+        tcp_open(&k);
+        s_rr(&s0, &req);
+        flush(&k, 0, &s0, 1460);
+        s_rr(&s1, &rep);
+        skip(&k, 1, &s1);
+        s0.flags = IW_MPA_CRC | IW_MPA_MARKERS;
+        size_t at = s0.len;
+        iw_rdmap_msg m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1, 0, true);
+        s_msg(&s0, &m, pay, 700);
+        s0.buf[at + 512 + 3] ^= 0x10;
+        size_t total = s0.len - at;
+        iw_crc32c_put(s0.buf + at + total - 4, iw_crc32c(s0.buf + at, total - 4));
+        flush(&k, 0, &s0, 1460);
+        tcp_close(&k);
+        free(s0.buf);
+        free(s1.buf);
+    }
+    /* Reply whose PD_Length (160) the responder never sends: its M bit is
+     * never known; the initiator's second Send has a bad CRC: 2/0/0x02. */
+    {
+        conn k = conn_new(c, 92, 47003, 4791, 1, 1);
+        stream s0 = stream_new(), s1 = stream_new();
+        iw_mpa_rr req = rr_v1(IW_MPA_REQUEST, false, true);
+        tcp_open(&k);
+        s_rr(&s0, &req);
+        flush(&k, 0, &s0, 1460);
+        uint8_t f[20] = "MPA ID Rep Frame";
+        f[16] = 0x40;
+        f[17] = 1;
+        f[18] = 0;
+        f[19] = 160;
+        s_raw(&s1, f, 20);
+        flush(&k, 1, &s1, 1460);
+        s0.flags = IW_MPA_CRC;
+        for (uint32_t i = 0; i < 2; i++) {
+            iw_rdmap_msg m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1 + i, 0, true);
+            size_t before = s0.len;
+            s_msg(&s0, &m, pay, 64);
+            if (i == 1)
+                s0.buf[before + 30] ^= 0x01;
+            flush(&k, 0, &s0, 1460);
+        }
+        tcp_close(&k);
+        free(s0.buf);
+        free(s1.buf);
+    }
+    /* Reply with one key octet wrong outside "MPA ID ??? Frame": still the
+     * Reply due there, so the initiator closes (§7.1.2 rule 5). */
+    {
+        conn k = conn_new(c, 93, 47004, 4791, 1, 1);
+        stream s0 = stream_new(), s1 = stream_new();
+        iw_mpa_rr req = rr_v1(IW_MPA_REQUEST, false, true);
+        iw_mpa_rr rep = rr_v1(IW_MPA_REPLY, false, true);
+        tcp_open(&k);
+        s_rr(&s0, &req);
+        flush(&k, 0, &s0, 1460);
+        s_rr(&s1, &rep);
+        s1.buf[6] = ',';
+        flush(&k, 1, &s1, 1460);
+        tcp_close(&k);
+        free(s0.buf);
+        free(s1.buf);
+    }
+    /* Request not captured: the Read Request after it is in the same lost
+     * stretch for iwarp-decode (a TCP gap ends a direction), so the Read
+     * Response must not be judged as answering nothing. */
+    {
+        conn k = conn_new(c, 94, 47005, 4791, 1, 1);
+        stream s0 = stream_new(), s1 = stream_new();
+        iw_mpa_rr req = rr_v1(IW_MPA_REQUEST, false, true);
+        iw_mpa_rr rep = rr_v1(IW_MPA_REPLY, false, true);
+        tcp_open(&k);
+        s_rr(&s0, &req);
+        skip(&k, 0, &s0);
+        s_rr(&s1, &rep);
+        flush(&k, 1, &s1, 1460);
+        s0.flags = s1.flags = IW_MPA_CRC;
+        iw_rdmap_msg m = iw_rdmap_msg_untagged(IW_OP_READ_REQ, 1, 1, 0, true);
+        m.u.read_req.sink_stag = 0x0000AA01;
+        m.u.read_req.sink_to = 0x1000;
+        m.u.read_req.read_size = 64;
+        m.u.read_req.src_stag = 0x0000BB01;
+        m.u.read_req.src_to = 0x2000;
+        s_msg(&s0, &m, NULL, 0);
+        flush(&k, 0, &s0, 1460);
+        m = iw_rdmap_msg_tagged(IW_OP_READ_RESP, 0x0000AA01, 0x1000, true);
+        s_msg(&s1, &m, pay, 64);
+        flush(&k, 1, &s1, 1460);
+        tcp_close(&k);
+        free(s0.buf);
+        free(s1.buf);
+    }
+    cap_close(c);
+}
+
 int main(int argc, char **argv) {
     if (argc == 4 && strcmp(argv[1], "--bench") == 0) {
         gen_bench(argv[2], (unsigned)atoi(argv[3]));
@@ -1455,5 +1598,6 @@ int main(int argc, char **argv) {
     gen_bad_mpa_key(d);
     gen_midstream_long(d);
     gen_sctp_ddp(d);
+    gen_half_startup(d);
     return 0;
 }
