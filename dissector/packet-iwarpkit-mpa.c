@@ -136,7 +136,16 @@ typedef struct iwk_pdu {
 
 static guint32 conv_count;
 
-static void iwk_mpa_init(void) { conv_count = 0; }
+/* TCP's "relative sequence numbers" (stream_start), read once per file:
+ * a change of preference redissects, which runs this again. */
+static gboolean tcp_relative_seq = TRUE;
+
+static void iwk_mpa_init(void) {
+    conv_count = 0;
+    module_t *m = prefs_find_module("tcp");
+    pref_t *rel = m ? prefs_find_preference(m, "relative_sequence_numbers") : NULL;
+    tcp_relative_seq = rel ? prefs_get_bool_value(rel, pref_current) : TRUE;
+}
 
 /* ---------------- conversation state ---------------- */
 
@@ -377,10 +386,7 @@ static int stream_start(packet_info *pinfo, guint32 seq) {
     struct tcp_analysis *tcpd = conv ? get_tcp_conversation_data(conv, pinfo) : NULL;
     if (!tcpd || !tcpd->fwd || !(tcpd->fwd->static_flags & TCP_FLOW_SAW_SYN))
         return -1;
-    module_t *m = prefs_find_module("tcp");
-    pref_t *rel = m ? prefs_find_preference(m, "relative_sequence_numbers") : NULL;
-    gboolean relative = rel ? prefs_get_bool_value(rel, pref_current) : TRUE;
-    return seq == (relative ? 1u : tcpd->fwd->base_seq + 1u);
+    return seq == (tcp_relative_seq ? 1u : tcpd->fwd->base_seq + 1u);
 }
 
 /* Decide what starts at seq. State changes happen when the PDU is
