@@ -276,3 +276,8 @@ uint16_t iw_startup_rtr_verdict(const iw_conn *c, const iw_rdmap_msg *m, size_t 
                                                                                   : 0;
     return kind && !(c->info.rtr & kind) ? IW_TERM_LLP_MPA_NO_MATCHING_RTR : 0;
 }
+
+void iw_startup_any_side_first(iw_conn *c) {
+    if (c->state == IW_CONN_RTS && !c->rtr_pending_rx)
+        c->tx_allowed = true;
+}

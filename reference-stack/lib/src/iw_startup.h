@@ -13,4 +13,8 @@ int iw_startup_rx(iw_conn *c);
  * terminate with when it is an RTR of a kind the Reply did not offer. */
 uint16_t iw_startup_rtr_verdict(const iw_conn *c, const iw_rdmap_msg *m, size_t pay);
 
+/* A message LLP (RFC 5043) lets either side send first (RFC 6581 §7):
+ * an accepting responder may send at once, unless it waits for a p2p RTR. */
+void iw_startup_any_side_first(iw_conn *c);
+
 #endif

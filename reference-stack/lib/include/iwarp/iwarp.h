@@ -21,6 +21,7 @@
 #include <iwarp/shadow.h>
 #include <iwarp/mpa_sync.h>
 #include <iwarp/sctp.h>
+#include <iwarp/sctp_conn.h>
 
 IW_BEGIN_DECLS
 
