@@ -381,6 +381,37 @@ IW_TEST(send_write_read) {
     pair_del(&p);
 }
 
+/* More output than the adapter stages at once: FPDUs that straddle its
+ * staging buffer are put together by the deframer, none lost or split. */
+IW_TEST(large_write) {
+    pair p;
+    pair_open(&p, 1);
+    static uint8_t region[100000], src[100000];
+    uint64_t seed = 42;
+    for (size_t i = 0; i < sizeof src; i++)
+        src[i] = (uint8_t)iw_test_rand(&seed);
+    uint32_t stag;
+    CHECK_EQ(iw_mr_reg(p.b.rnic, p.b.pd, region, sizeof region, 0, IW_ACCESS_REMOTE_WRITE, &stag),
+             0);
+    iw_send_wr w = {
+        .op = IW_WR_WRITE, .wr_id = 1, .data = src, .len = sizeof src, .remote_stag = stag};
+    CHECK_EQ(iw_conn_post_send(eng(&p.a), &w), 0);
+    static wmsg m[128];
+    int n = drain(&p.a, m, 128);
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        CHECK_EQ(m[i].ppid, IW_SCTP_PPID_DDP_SEGMENT);
+        CHECK_EQ(iw_get_u16(m[i].data), p.ssn_a++);
+        CHECK(m[i].len - 2 <= IW_SCTP_MAX_SEG_DEFAULT);
+        total += m[i].len - 2 - IW_DDP_TAGGED_HDR_LEN;
+        CHECK_EQ(deliver(&p.b, &m[i]), 0);
+    }
+    CHECK_EQ(total, sizeof src);
+    CHECK(n > (int)(sizeof src / IW_SCTP_MAX_SEG_DEFAULT));
+    CHECK_MEM(region, src, sizeof src);
+    pair_del(&p);
+}
+
 /* §10: chunks arrive unordered; the DDP-SSN restores the sender's order. */
 IW_TEST(reordered_chunks) {
     pair p;
@@ -820,6 +851,118 @@ IW_TEST(control_waits_for_previous) {
     g_ack = true;
 }
 
+/* Allocation failure (as iw_failmalloc_test does for the engine): an
+ * exchange with reordered chunks is run once to count allocations, then
+ * with allocation k failing for every k. What fails, fails with
+ * IW_ERR_NOMEM, and everything is freed (counted here; ASan too). */
+typedef struct failmem {
+    long n, fail_at, live;
+} failmem;
+static void *fm_malloc(size_t n, void *u) {
+    failmem *f = u;
+    if (++f->n == f->fail_at)
+        return NULL;
+    void *p = malloc(n);
+    f->live += p != NULL;
+    return p;
+}
+static void *fm_calloc(size_t n, size_t sz, void *u) {
+    failmem *f = u;
+    if (++f->n == f->fail_at)
+        return NULL;
+    void *p = calloc(n, sz);
+    f->live += p != NULL;
+    return p;
+}
+static void *fm_realloc(void *p, size_t n, void *u) {
+    failmem *f = u;
+    if (++f->n == f->fail_at)
+        return NULL;
+    void *q = realloc(p, n);
+    f->live += q != NULL && !p;
+    return q;
+}
+static void fm_free(void *p, void *u) {
+    failmem *f = u;
+    f->live -= p != NULL;
+    free(p);
+}
+
+/* Returns the first error (IW_ERR_NOMEM expected), 0 when all went through. */
+static int fm_exchange(failmem *f) {
+    iw_mem mem = {f, fm_malloc, fm_free, fm_calloc, fm_realloc};
+    iw_rnic *ra = NULL, *rb = NULL;
+    iw_sctp_conn *a = NULL, *b = NULL;
+    uint32_t pa = 0, pb = 0;
+    static evlog la, lb;
+    memset(&la, 0, sizeof la);
+    memset(&lb, 0, sizeof lb);
+    static uint8_t rbuf[32];
+    iw_sctp_conn_settings sa, sb;
+    settings(&sa, IW_ROLE_INITIATOR, 2);
+    settings(&sb, IW_ROLE_RESPONDER, 2);
+    int rc = iw_rnic_new(&ra, &mem);
+    if (!rc)
+        rc = iw_rnic_new(&rb, &mem);
+    if (!rc)
+        rc = iw_pd_alloc(ra, &pa);
+    if (!rc)
+        rc = iw_pd_alloc(rb, &pb);
+    if (!rc)
+        rc = iw_sctp_conn_new(&a, ra, pa, &sa, &CB, &la);
+    if (!rc)
+        rc = iw_sctp_conn_new(&b, rb, pb, &sb, &CB, &lb);
+    if (!rc)
+        rc = iw_sctp_conn_start(a, T0);
+    if (!rc)
+        rc = iw_sctp_conn_start(b, T0);
+    if (!rc)
+        rc = iw_conn_post_recv(iw_sctp_conn_engine(b), 1, rbuf, sizeof rbuf);
+    iw_send_wr w = {.op = IW_WR_SEND, .wr_id = 1, .data = "abc", .len = 3};
+    if (!rc)
+        rc = iw_conn_post_send(iw_sctp_conn_engine(a), &w);
+    w.data = "def";
+    if (!rc)
+        rc = iw_conn_post_send(iw_sctp_conn_engine(a), &w);
+    static wmsg q[16];
+    for (int round = 0; !rc && round < 6; round++) {
+        iw_sctp_conn *from = round % 2 ? b : a, *to = round % 2 ? a : b;
+        int n = 0;
+        iw_sctp_msg m;
+        while (n < 16 && (rc = iw_sctp_conn_next(from, &m, T0)) == 1) {
+            q[n].ppid = m.ppid;
+            q[n].len = m.len;
+            memcpy(q[n].data, m.data, m.len);
+            iw_sctp_conn_tx_acked(from, iw_get_u16(m.data));
+            n++;
+        }
+        /* Last first: all but one chunk are held. */
+        for (int i = n - 1; rc == 0 && i >= 0; i--)
+            rc = iw_sctp_conn_recv(to, q[i].ppid, q[i].data, q[i].len, T0);
+    }
+    if (!rc)
+        CHECK_MEM(rbuf, "abc", 3);
+    iw_sctp_conn_del(a);
+    iw_sctp_conn_del(b);
+    iw_rnic_del(ra);
+    iw_rnic_del(rb);
+    return rc;
+}
+
+IW_TEST(allocation_failure) {
+    failmem f = {0, 0, 0};
+    CHECK_EQ(fm_exchange(&f), 0);
+    CHECK_EQ(f.live, 0);
+    long total = f.n;
+    CHECK(total > 8);
+    for (long k = 1; k <= total; k++) {
+        failmem g = {0, k, 0};
+        int rc = fm_exchange(&g);
+        CHECK_EQ(rc, IW_ERR_NOMEM);
+        CHECK_EQ(g.live, 0);
+    }
+}
+
 /* A callback may not move chunks: refused, and the session unchanged. */
 IW_TEST(callback_reentry) {
     pair p;
@@ -1048,9 +1191,10 @@ IW_TEST(two_streams) {
 
 IW_TEST_MAIN("iw_sctp_conn", IW_CASE(establish_plain), IW_CASE(establish_enhanced),
              IW_CASE(establish_enhanced_p2p), IW_CASE(reject_plain), IW_CASE(reject_enhanced),
-             IW_CASE(send_write_read), IW_CASE(reordered_chunks), IW_CASE(invalid_stag_same_as_mpa),
-             IW_CASE(bad_ddp_ssn), IW_CASE(segment_before_accept),
-             IW_CASE(segment_before_accept_reordered), IW_CASE(control_out_of_sequence),
-             IW_CASE(non_ulp_reject), IW_CASE(graceful_close), IW_CASE(control_waits_for_previous),
-             IW_CASE(callback_reentry), IW_CASE(segment_too_long), IW_CASE(malformed_chunks),
+             IW_CASE(send_write_read), IW_CASE(reordered_chunks), IW_CASE(large_write),
+             IW_CASE(invalid_stag_same_as_mpa), IW_CASE(bad_ddp_ssn),
+             IW_CASE(segment_before_accept), IW_CASE(segment_before_accept_reordered),
+             IW_CASE(control_out_of_sequence), IW_CASE(non_ulp_reject), IW_CASE(graceful_close),
+             IW_CASE(control_waits_for_previous), IW_CASE(callback_reentry),
+             IW_CASE(allocation_failure), IW_CASE(segment_too_long), IW_CASE(malformed_chunks),
              IW_CASE(random_chunks), IW_CASE(two_streams))
