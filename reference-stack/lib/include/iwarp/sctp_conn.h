@@ -18,9 +18,15 @@
  *    the legal session sequences (§6.2-§6.4, RFC 6581 §7), the DDP Stream
  *    Session Terminate (§6.2), the largest DDP segment (§9).
  *
- * Work requests, receive buffers, events and the engine's getters are
- * used on the engine itself (iw_sctp_conn_engine); moving bytes and
- * starting go through this adapter only.
+ * Work requests, receive buffers, events, close, timers (the engine's
+ * startup timeout covers the Initiate/Accept exchange) and the engine's
+ * getters are used on the engine itself (iw_sctp_conn_engine); moving
+ * bytes and starting go through this adapter only.
+ *
+ * One iw_sctp_conn is one DDP Stream Session: DDP-SSNs restart at 0 and no
+ * chunk carries over to the next session (§6, §6.1), so a new session on
+ * the same Stream Identifier takes a new iw_sctp_conn, once no chunk of
+ * the old one can be in flight (§6.6).
  *
  * The binding sends every message on SCTP stream `sid`, unordered (U=1,
  * RFC 5043 §10), with the PPID given, and passes every DATA chunk payload
