@@ -1446,6 +1446,91 @@ static void gen_sctp(void) {
     sctp_save("adapt_bad_len", 2, b, (size_t)n);
 }
 
+/* ---- fuzz_sctp_conn: the engine over SCTP (RFC 5043 §6) ------------------ */
+
+/* A record as fuzz_sctp_conn.c reads it: selector, length, chunk. */
+static void sc_rec(bytes *b, uint8_t sel, const uint8_t *p, size_t n) {
+    b_u8(b, sel);
+    b_be(b, n, 2);
+    b_put(b, p, n);
+}
+static void sc_ctrl(bytes *b, uint16_t ssn, uint16_t fc) {
+    uint8_t c[IW_SCTP_CTRL_HDR_LEN + 32];
+    iw_sctp_ctrl ctrl = {.ssn = ssn, .fc = fc, .ulp_pd = ulp_pd, .ulp_pd_len = 8};
+    ctrl.v2.ird = ctrl.v2.ord = 2;
+    if (fc == IW_SCTP_FC_TERMINATE)
+        ctrl.ulp_pd_len = 0;
+    iw_ssize n = iw_sctp_ctrl_encode(c, sizeof c, &ctrl);
+    GEN_CHECK(n > 0);
+    sc_rec(b, 1, c, (size_t)n);
+}
+/* A DDP Segment Chunk with a Send (msn) or, stag != 0, a Write to TO 0. */
+static void sc_seg(bytes *b, uint16_t ssn, uint32_t msn, uint32_t stag, size_t pay) {
+    uint8_t h[64], c[2 + 64 + 512];
+    iw_rdmap_msg m = stag ? iw_rdmap_msg_tagged(IW_OP_WRITE, stag, 0, true)
+                          : iw_rdmap_msg_untagged(IW_OP_SEND, 0, msn, 0, true);
+    iw_ssize hl = iw_rdmap_encode_hdr(h, sizeof h, &m);
+    GEN_CHECK(hl > 0 && pay <= 512);
+    static const uint8_t zero[512];
+    iw_ssize n = iw_sctp_seg_encode(c, sizeof c, ssn, h, (size_t)hl, zero, pay);
+    GEN_CHECK(n > 0);
+    sc_rec(b, 0, c, (size_t)n);
+}
+
+static void gen_sctp_conn(void) {
+    static const char *const names[] = {"passive_enh", "passive_plain", "active_enh",
+                                        "active_plain"};
+    for (int k = 0; k < 4; k++) {
+        bool active = k >= 2, plain = k & 1;
+        bytes b = {0};
+        b_u8(&b, (uint8_t)((active ? 1 : 0) | (plain ? 2 : 0) | 0x40));
+        uint16_t fc = active ? (plain ? IW_SCTP_FC_ACCEPT : IW_SCTP_FC_ENH_ACCEPT)
+                             : (plain ? IW_SCTP_FC_INITIATE : IW_SCTP_FC_ENH_INITIATE);
+        sc_ctrl(&b, 0, fc);
+        sc_seg(&b, 1, 1, 0, 40);      /* a Send */
+        sc_seg(&b, 2, 0, 0x100, 300); /* a Write to an STag nobody registered */
+        sc_ctrl(&b, 3, IW_SCTP_FC_TERMINATE);
+        save("fuzz_sctp_conn", names[k], b.p, b.n);
+        free(b.p);
+    }
+    /* Reordered: the Send chunks arrive last first, then the Initiate. */
+    bytes b = {0};
+    b_u8(&b, 0x20);
+    for (uint16_t ssn = 5; ssn >= 1; ssn--)
+        sc_seg(&b, ssn, ssn, 0, 8);
+    sc_ctrl(&b, 0, IW_SCTP_FC_INITIATE);
+    save("fuzz_sctp_conn", "passive_reordered", b.p, b.n);
+    free(b.p);
+    /* The passive side rejects; then a Reject to the active side. */
+    b = (bytes){0};
+    b_u8(&b, 0x08);
+    sc_ctrl(&b, 0, IW_SCTP_FC_ENH_INITIATE);
+    sc_seg(&b, 1, 1, 0, 8);
+    save("fuzz_sctp_conn", "passive_rejects", b.p, b.n);
+    free(b.p);
+    b = (bytes){0};
+    b_u8(&b, 0x01);
+    sc_ctrl(&b, 0, IW_SCTP_FC_ENH_REJECT);
+    sc_seg(&b, 1, 1, 0, 8);
+    save("fuzz_sctp_conn", "active_rejected", b.p, b.n);
+    free(b.p);
+    /* Rule breakers: a segment first, a stale DDP-SSN, a short chunk. */
+    b = (bytes){0};
+    b_u8(&b, 0x00);
+    sc_seg(&b, 0, 1, 0, 8);
+    save("fuzz_sctp_conn", "passive_segment_first", b.p, b.n);
+    free(b.p);
+    b = (bytes){0};
+    b_u8(&b, 0x02);
+    sc_ctrl(&b, 0, IW_SCTP_FC_INITIATE);
+    sc_seg(&b, 1, 1, 0, 8);
+    sc_seg(&b, 1, 2, 0, 8);
+    const uint8_t one = 0;
+    sc_rec(&b, 0, &one, 1);
+    save("fuzz_sctp_conn", "passive_stale_ssn", b.p, b.n);
+    free(b.p);
+}
+
 /* ---- fuzz_revoke: registration changes under queued work ---------------- */
 
 /* Records as fuzz_revoke.c lays them out. */
@@ -1639,6 +1724,7 @@ int main(int argc, char **argv) {
     gen_agent();
     gen_revoke();
     gen_sctp();
+    gen_sctp_conn();
     gen_sync();
     printf("wrote %zu seeds under %s\n", written, root);
     return 0;
