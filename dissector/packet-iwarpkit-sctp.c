@@ -206,38 +206,6 @@ static int dissect_seg(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void
     return tvb_captured_length(tvb);
 }
 
-/* The startup frame a session control message stands for (RFC 6581 §7:
- * Initiate and Accept "are equivalent to an MPA Request Frame and an
- * accepting MPA Reply Frame"; a Reject to a rejecting Reply). */
-static gboolean as_mpa_frame(const iw_sctp_ctrl *c, iw_mpa_rr *rr) {
-    memset(rr, 0, sizeof *rr);
-    switch (c->fc) {
-    case IW_SCTP_FC_INITIATE:
-    case IW_SCTP_FC_ENH_INITIATE:
-        rr->type = IW_MPA_REQUEST;
-        break;
-    case IW_SCTP_FC_ACCEPT:
-    case IW_SCTP_FC_ENH_ACCEPT:
-        rr->type = IW_MPA_REPLY;
-        break;
-    case IW_SCTP_FC_REJECT:
-    case IW_SCTP_FC_ENH_REJECT:
-        rr->type = IW_MPA_REPLY;
-        rr->r = true;
-        break;
-    default:
-        return FALSE;
-    }
-    rr->rev = c->enhanced ? 2 : 1;
-    rr->s = c->enhanced;
-    rr->enhanced = c->enhanced;
-    rr->v2 = c->v2;
-    rr->c = true; /* no CRC over SCTP: SCTP's own covers the chunk */
-    rr->ulp_pd = c->ulp_pd;
-    rr->ulp_pd_len = c->ulp_pd_len;
-    return TRUE;
-}
-
 static int dissect_ctrl(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_) {
     iwk_chunk k;
     chunk_begin(&k, tvb, pinfo, tree, IW_SCTP_PPID_DDP_CONTROL);
@@ -262,7 +230,7 @@ static int dissect_ctrl(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
     /* A direction'k.s session begins with the Initiate (active side) or the
      * Accept or Reject (passive side). */
     iw_mpa_rr rr;
-    gboolean starts = as_mpa_frame(&c, &rr);
+    gboolean starts = iw_sctp_ctrl_as_mpa(&c, &rr);
     if (k.ids)
         check_ssn(pinfo, k.ti, k.s, d, c.ssn, starts, k.tsn);
     guint off = IW_SCTP_CTRL_HDR_LEN;

@@ -167,3 +167,31 @@ iw_ssize iw_sctp_adapt_encode(uint8_t *out, size_t outlen, uint32_t ind) {
     iw_put_u32(out + 4, ind);
     return IW_SCTP_ADAPT_PARAM_LEN;
 }
+
+bool iw_sctp_ctrl_as_mpa(const iw_sctp_ctrl *c, iw_mpa_rr *rr) {
+    memset(rr, 0, sizeof *rr);
+    switch (c->fc) {
+    case IW_SCTP_FC_INITIATE:
+    case IW_SCTP_FC_ENH_INITIATE:
+        rr->type = IW_MPA_REQUEST;
+        break;
+    case IW_SCTP_FC_REJECT:
+    case IW_SCTP_FC_ENH_REJECT:
+        rr->r = true;
+        /* fall through */
+    case IW_SCTP_FC_ACCEPT:
+    case IW_SCTP_FC_ENH_ACCEPT:
+        rr->type = IW_MPA_REPLY;
+        break;
+    default:
+        return false;
+    }
+    rr->rev = c->enhanced ? IW_MPA_REV2 : IW_MPA_REV1;
+    rr->s = rr->enhanced = c->enhanced;
+    rr->v2 = c->v2;
+    rr->pd = c->pd;
+    rr->pd_len = c->pd_len;
+    rr->ulp_pd = c->ulp_pd;
+    rr->ulp_pd_len = c->ulp_pd_len;
+    return true;
+}

@@ -240,19 +240,11 @@ static int feed(iw_sctp_conn *sc, const span *sp, int n, iw_tstamp now) {
     }
 }
 
-/* RFC 6581 §7: Initiate is an MPA Request, Accept a Reply with R=0,
- * Reject a Reply with R=1; the enhanced codes are the Rev 2 frames with
- * S=1. No markers and no CRC over SCTP. */
-static int feed_mpa(iw_sctp_conn *sc, const iw_sctp_ctrl *c, iw_mpa_rr_type type, bool r,
-                    iw_tstamp now) {
-    iw_mpa_rr rr = {0};
-    rr.type = type;
-    rr.r = r;
-    rr.rev = c->enhanced ? IW_MPA_REV2 : IW_MPA_REV1;
-    rr.s = c->enhanced;
-    rr.v2 = c->v2;
-    rr.ulp_pd = c->ulp_pd;
-    rr.ulp_pd_len = c->ulp_pd_len;
+/* The MPA frame the message stands for (iw_sctp_ctrl_as_mpa), to the engine. */
+static int feed_mpa(iw_sctp_conn *sc, const iw_sctp_ctrl *c, iw_tstamp now) {
+    iw_mpa_rr rr;
+    if (!iw_sctp_ctrl_as_mpa(c, &rr))
+        return IW_ERR_INVALID_ARG; /* callers pass Initiate, Accept or Reject only */
     uint8_t frame[IW_MPA_RR_HDR_LEN + IW_MPA_PD_MAX];
     iw_ssize n = iw_mpa_rr_encode(frame, sizeof frame, &rr);
     if (n < 0)
@@ -322,7 +314,7 @@ static int rx_ctrl(iw_sctp_conn *sc, const uint8_t *msg, size_t len, iw_tstamp n
             return violation(sc, IW_SCTP_SESS_PROBLEM_UNEXPECTED_CTRL, IW_SCTP_PROBLEM_NONE, now);
         sc->peer = PEER_OPENED;
         sc->enhanced = enh;
-        int rc = feed_mpa(sc, &c, IW_MPA_REQUEST, false, now);
+        int rc = feed_mpa(sc, &c, now);
         /* RFC 5044 §7.1.2 rule 4 (the responder sends no FPDU before the
          * initiator's first) is MPA's: over SCTP the PPID tells a DDP
          * Segment from Session Control, so either side may send first
@@ -349,7 +341,7 @@ static int rx_ctrl(iw_sctp_conn *sc, const uint8_t *msg, size_t len, iw_tstamp n
         sc->peer = PEER_OPENED;
         sc->sess = IW_SCTP_SESS_OPEN;
     }
-    return feed_mpa(sc, &c, IW_MPA_REPLY, reject, now);
+    return feed_mpa(sc, &c, now);
 }
 
 static int rx_seg(iw_sctp_conn *sc, const uint8_t *msg, size_t len, iw_tstamp now) {

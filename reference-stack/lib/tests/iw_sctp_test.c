@@ -3,6 +3,8 @@
  * figures of RFC 5043 §5.1-§5.2.3 and RFC 6581 §7/§9, not from the codec. */
 #include <iwarp/sctp.h>
 
+#include <string.h>
+
 #include "iw_test.h"
 
 IW_TEST(registry) {
@@ -245,6 +247,59 @@ IW_TEST(adaptation_indication) {
     CHECK_EQ(iw_sctp_adapt_encode(out, 7, IW_SCTP_ADAPT_DDP), IW_ERR_NOBUF);
 }
 
+IW_TEST(control_as_mpa) {
+    /* RFC 6581 §7: each code's MPA frame, which re-encodes and decodes as
+     * that frame (what the engine adapter feeds the engine). */
+    static const struct {
+        uint16_t fc;
+        bool ok, request, r;
+    } want[] = {
+        {IW_SCTP_FC_INITIATE, true, true, false},
+        {IW_SCTP_FC_ACCEPT, true, false, false},
+        {IW_SCTP_FC_REJECT, true, false, true},
+        {IW_SCTP_FC_ENH_INITIATE, true, true, false},
+        {IW_SCTP_FC_ENH_ACCEPT, true, false, false},
+        {IW_SCTP_FC_ENH_REJECT, true, false, true},
+        {IW_SCTP_FC_TERMINATE, false, false, false},
+        {IW_SCTP_FC_EXPERIMENTAL, false, false, false},
+        {0x0042, false, false, false},
+    };
+    const uint8_t pd[] = {'h', 'i'};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        iw_sctp_ctrl c;
+        memset(&c, 0, sizeof c);
+        c.fc = want[i].fc;
+        c.enhanced = iw_sctp_fc_enhanced(c.fc);
+        c.v2.ird = 5;
+        c.v2.ord = 6;
+        c.ulp_pd = pd;
+        c.ulp_pd_len = sizeof pd;
+        c.pd = pd;
+        c.pd_len = sizeof pd;
+        iw_mpa_rr rr;
+        CHECK_EQ(iw_sctp_ctrl_as_mpa(&c, &rr), want[i].ok);
+        if (!want[i].ok)
+            continue;
+        CHECK_EQ(rr.type, want[i].request ? IW_MPA_REQUEST : IW_MPA_REPLY);
+        CHECK_EQ(rr.r, want[i].r);
+        CHECK(!rr.m && !rr.c);
+        CHECK_EQ(rr.rev, c.enhanced ? IW_MPA_REV2 : IW_MPA_REV1);
+        CHECK_EQ(rr.enhanced, c.enhanced);
+        uint8_t f[IW_MPA_RR_HDR_LEN + 16];
+        iw_ssize n = iw_mpa_rr_encode(f, sizeof f, &rr);
+        CHECK(n > 0);
+        iw_mpa_rr back;
+        iw_verdict v;
+        CHECK_EQ(iw_mpa_rr_decode(&back, f, (size_t)n, &v), n);
+        CHECK_EQ(back.type, rr.type);
+        CHECK_EQ(back.r, want[i].r);
+        CHECK_EQ(back.enhanced, c.enhanced);
+        if (c.enhanced)
+            CHECK(back.v2.ird == 5 && back.v2.ord == 6);
+        CHECK(back.ulp_pd_len == 2 && memcmp(back.ulp_pd, "hi", 2) == 0);
+    }
+}
+
 IW_TEST_MAIN("iw_sctp", IW_CASE(registry), IW_CASE(segment_chunk), IW_CASE(control_plain),
              IW_CASE(control_pd_limit), IW_CASE(control_enhanced), IW_CASE(control_encode),
-             IW_CASE(control_round_trip), IW_CASE(adaptation_indication))
+             IW_CASE(control_round_trip), IW_CASE(adaptation_indication), IW_CASE(control_as_mpa))

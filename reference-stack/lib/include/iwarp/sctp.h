@@ -127,6 +127,15 @@ iw_ssize iw_sctp_ctrl_decode(iw_sctp_ctrl *c, const uint8_t *buf, size_t len, iw
  * IW_ERR_NOBUF. Unassigned codes encode as given (for tests). */
 iw_ssize iw_sctp_ctrl_encode(uint8_t *out, size_t outlen, const iw_sctp_ctrl *c);
 
+/* RFC 6581 §7: the MPA startup frame a Session Control message is
+ * equivalent to: Initiate a Request, Accept a Reply with R=0, Reject a
+ * Reply with R=1; the enhanced codes are Rev 2 frames with S=1 and the
+ * same enhanced data; the ULP's Private Data as is. M=0 and C=0: no
+ * markers and no MPA CRC over SCTP (its own CRC32c covers the chunk).
+ * false for a code with no equivalent (Terminate, Experimental,
+ * unassigned). rr points into c's Private Data. */
+bool iw_sctp_ctrl_as_mpa(const iw_sctp_ctrl *c, iw_mpa_rr *rr);
+
 /* ---- Adaptation Layer Indication (INIT / INIT-ACK parameter, §5.1) ---- */
 
 /* Decodes one parameter TLV at buf: returns its length (8), IW_ERR_NEED_MORE
