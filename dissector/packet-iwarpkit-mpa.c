@@ -711,12 +711,19 @@ static void dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iw
 
     proto_item *fi = proto_tree_add_item(mt, hf_fpdu, tvb, 0, -1, ENC_NA);
     proto_tree *ft = proto_item_add_subtree(fi, ett_fpdu);
+    /* The direction's state, in the FPDU line; the fields stay filterable
+     * but take no line each (-V prints them for every FPDU otherwise). */
+    proto_item_append_text(fi, " (grid position %u, markers %s, CRC %s)", pd->pos,
+                           pd->markers ? "on" : "off", pd->crc_on ? "on" : "off");
     proto_item *gi = proto_tree_add_uint(ft, hf_stream_pos, tvb, 0, 0, pd->pos);
     proto_item_set_generated(gi);
+    proto_item_set_hidden(gi);
     gi = proto_tree_add_boolean(ft, hf_markers_on, tvb, 0, 0, pd->markers);
     proto_item_set_generated(gi);
+    proto_item_set_hidden(gi);
     gi = proto_tree_add_boolean(ft, hf_crc_on, tvb, 0, 0, pd->crc_on);
     proto_item_set_generated(gi);
+    proto_item_set_hidden(gi);
     if (r == IW_ERR_NEED_MORE || r == IW_ERR_NOBUF) {
         proto_tree_add_expert(ft, pinfo, &ei_truncated, tvb, 0, -1);
         return;

@@ -733,16 +733,22 @@ void iwk_rdmap_call_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, rd
 
 /* Where this segment sits in its tagged message, in place of the data. */
 static void span_items(tvbuff_t *tvb, proto_tree *tree, const iwk_seg *s) {
+    /* Two lines (the links); offset and length are in their text and
+     * filterable as fields of their own. */
     const iwk_span *sp = s->span;
-    proto_item *pi = proto_tree_add_uint(tree, hf_msg_offset, tvb, 0, 0, s->reasm_off);
+    proto_item *pi = proto_tree_add_uint(tree, hf_msg_first, tvb, 0, 0, sp->first);
     proto_item_set_generated(pi);
-    pi = proto_tree_add_uint(tree, hf_msg_first, tvb, 0, 0, sp->first);
+    proto_item_append_text(pi, " (this segment at offset %u)", s->reasm_off);
+    pi = proto_tree_add_uint(tree, hf_msg_offset, tvb, 0, 0, s->reasm_off);
     proto_item_set_generated(pi);
+    proto_item_set_hidden(pi);
     if (sp->last) {
         pi = proto_tree_add_uint(tree, hf_msg_last, tvb, 0, 0, sp->last);
         proto_item_set_generated(pi);
+        proto_item_append_text(pi, " (message of %u octets)", sp->len);
         pi = proto_tree_add_uint(tree, hf_msg_len, tvb, 0, 0, sp->len);
         proto_item_set_generated(pi);
+        proto_item_set_hidden(pi);
     }
 }
 
@@ -908,8 +914,12 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, i
     }
     di = add_ddp_hdr(tree, tvb, 0, &m.ddp, proto_iwk_ddp, ett_ddp, &ddp_own);
     proto_tree *dt = proto_item_get_subtree(di);
+    /* The payload length in the DDP line, its field hidden (one line less
+     * per FPDU under -V); the message length, rarer, keeps its line. */
+    proto_item_append_text(di, ", payload %u octets", len - hl);
     proto_item *pl = proto_tree_add_uint(dt, hf_ddp_payload_len, tvb, hl, len - hl, len - hl);
     proto_item_set_generated(pl);
+    proto_item_set_hidden(pl);
     if (!m.ddp.tagged && m.ddp.last) {
         pl = proto_tree_add_uint(dt, hf_ddp_msg_len, tvb, 0, 0, m.ddp.mo + (len - hl));
         proto_item_set_generated(pl);
@@ -921,8 +931,10 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, i
     add_rdmap_ctrl(rt, tvb, 1, m.ddp.rsvd_ulp, &ctrl_own);
     if (!m.ddp.tagged)
         proto_tree_add_uint(rt, hf_inv_stag, tvb, 2, 4, m.ddp.rsvd_ulp2);
+    /* The same index as iwk_mpa.stream, shown there: filterable, no line. */
     proto_item *qi = proto_tree_add_uint(rt, hf_qp, tvb, 0, 0, ctx->conv->index);
     proto_item_set_generated(qi);
+    proto_item_set_hidden(qi);
     proto_item_append_text(ri, ", %s", iw_rdmap_opcode_str(m.opcode));
 
     info_add(info, iw_rdmap_opcode_str(m.opcode));
