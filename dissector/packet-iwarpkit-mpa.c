@@ -208,7 +208,7 @@ static gboolean seq_before(guint32 a, guint32 b) { return (gint32)(a - b) < 0; }
 /* Octets and segment starts kept per direction while framing is unknown:
  * enough for a chain of FPDUs of any size to prove itself. */
 #define SYNC_WINDOW (2u * IW_MPA_FPDU_WIRE_MAX)
-#define SYNC_CANDS 4096
+#define SYNC_CANDS IW_MPA_SYNC_CANDS
 
 static void sync_reset(iwk_dir *D, guint32 seq) {
     D->sync_len = 0;
@@ -226,11 +226,20 @@ static void sync_compact(iwk_dir *D) {
     D->sync_first = 0;
 }
 
-/* Append the octets of the segment at seq that are not held yet, and its
- * start as a candidate; with the grid known and CRCs on, every 4-aligned
- * grid position in it too (FPDUs are multiples of 4 from SeqStart, RFC
- * 5044 §4.1, and a verified CRC makes a false start unlikely). A hole in
- * what TCP handed us starts afresh. */
+/* The reading the synchroniser looks for in this direction: its markers
+ * and CRC use when known, and the grid position of the first octet held. */
+static void sync_cfg(const iwk_conv *c, const iwk_dir *D, iw_mpa_sync_cfg *cfg) {
+    memset(cfg, 0, sizeof *cfg);
+    cfg->markers = D->markers == 1 ? IW_DF_ON : D->markers == 0 ? IW_DF_OFF : IW_DF_AUTO;
+    cfg->crc = c->crc == 1 || !pref_midstream_no_crc ? IW_DF_ON : IW_DF_AUTO;
+    cfg->have_pos = D->fo_known;
+    cfg->pos0 = D->sync_seq0 - D->fo_seq;
+}
+
+/* Append the octets of the segment at seq that are not held yet, and the
+ * candidates libiwarp names (iw_mpa_sync_every4): its start, and with the
+ * grid known and CRCs on every 4-aligned grid position in it, as
+ * iwarp-decode offers them. A hole in what TCP handed us starts afresh. */
 static void sync_add(iwk_conv *c, iwk_dir *D, guint32 seq, const guint8 *p, guint len) {
     if (!D->sync_buf) {
         D->sync_buf = (guint8 *)wmem_alloc(wmem_file_scope(), SYNC_WINDOW);
@@ -255,7 +264,9 @@ static void sync_add(iwk_conv *c, iwk_dir *D, guint32 seq, const guint8 *p, guin
     }
     if (len - skip > D->sync_cap)
         len = D->sync_cap + skip;
-    gboolean every4 = D->fo_known && c->crc == 1;
+    iw_mpa_sync_cfg cfg;
+    sync_cfg(c, D, &cfg);
+    gboolean every4 = iw_mpa_sync_every4(&cfg);
     for (guint32 o = skip; o < len && D->sync_ncands < SYNC_CANDS; o++) {
         guint32 at = seq + o;
         if (o == 0 || (every4 && ((at - D->fo_seq) & 3u) == 0))
@@ -276,11 +287,7 @@ static void sync_add(iwk_conv *c, iwk_dir *D, guint32 seq, const guint8 *p, guin
  * success the next FPDU boundary and its modes are kept in D->sync_*. */
 static gboolean sync_probe(iwk_conv *c, iwk_dir *D, gboolean provisional) {
     iw_mpa_sync_cfg cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.markers = D->markers == 1 ? IW_DF_ON : D->markers == 0 ? IW_DF_OFF : IW_DF_AUTO;
-    cfg.crc = c->crc == 1 || !pref_midstream_no_crc ? IW_DF_ON : IW_DF_AUTO;
-    cfg.have_pos = D->fo_known;
-    cfg.pos0 = D->sync_seq0 - D->fo_seq;
+    sync_cfg(c, D, &cfg);
     guint8 *scratch = (guint8 *)wmem_alloc(wmem_packet_scope(), IW_MPA_SYNC_SCRATCH);
     iw_mpa_sync_res res;
     size_t first = D->sync_first;
@@ -633,7 +640,14 @@ static void dissect_rr(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
                 /* §7.1.2 rule 3: MPA exits on both sides. */
                 D->rejected = TRUE;
                 c->dir[!d].rejected = TRUE;
+            } else {
+                /* A frame of the wrong type: the receiver closes (§7.1.2
+                 * rule 5), so nothing after it is framed (the deframer's
+                 * rule, iw_deframer). */
+                D->rejected = TRUE;
             }
+        } else {
+            D->rejected = TRUE; /* bad Rev or PD_Length: closed, as above (§7.1.1) */
         }
     }
     if (pd->expect.kind != IW_VERDICT_OK)
@@ -772,8 +786,14 @@ static void dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iw
                                                                     : PROTO_CHECKSUM_E_BAD);
         proto_item_set_generated(si);
     }
-    if (check && f.crc == IW_CRC_BAD)
+    if (check && f.crc == IW_CRC_BAD) {
         proto_item_append_text(ci, " [calculated 0x%08x]", f.crc_calc);
+        /* RFC 5044 §6: only the ULPDU_Length of an FPDU whose CRC is valid
+         * locates the next one, so framing is looked for again after it
+         * (classify_sync), as libiwarp's deframer and iwarp-decode do. */
+        if (!PINFO_FD_VISITED(pinfo) && pd->track)
+            c->dir[d].in_sync = FALSE;
+    }
     if (r == IW_ERR_PROTO && v.term == IW_TERM_LLP_MPA_CRC)
         iwk_expert_verdict(pinfo, ci, &v);
     iwk_expert_notes(pinfo, fi, f.notes);

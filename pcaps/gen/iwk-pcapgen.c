@@ -1431,6 +1431,69 @@ static void skip(conn *k, int side, stream *s) {
     s->sent = s->len;
 }
 
+/* n octets a side sent that the capture does not hold. */
+static void skip_n(conn *k, int side, stream *s, size_t n) {
+    k->next[side] += (uint32_t)n;
+    s->sent += n;
+}
+
+/* Framing found again where no segment starts at an FPDU, with markers and
+ * CRCs: i2r loses one 90-octet segment inside a Write (the peer's ACKs
+ * cover it); r2i's Read Response has a corrupted ULPDU_Length, so its CRC
+ * fails and nothing locates the next FPDU (RFC 5044 §6). Both tools look
+ * again at every 4-aligned grid position (iw_mpa_sync_every4) and take the
+ * next FPDU whose CRC verifies: the Read Request, the 200-octet Send. */
+static void gen_resync(const char *dir) {
+    iw_pcapw_file *c = cap_open(dir, "resync.pcap");
+    uint8_t pay[400];
+    fill(pay, sizeof pay, 33);
+    conn k = conn_new(c, 95, 47010, 4791, 1, 1);
+    stream s0 = stream_new(), s1 = stream_new();
+    iw_mpa_rr req = rr_v1(IW_MPA_REQUEST, true, true);
+    iw_mpa_rr rep = rr_v1(IW_MPA_REPLY, true, true);
+    tcp_open(&k);
+    s_rr(&s0, &req);
+    flush(&k, 0, &s0, 1460);
+    s_rr(&s1, &rep);
+    flush(&k, 1, &s1, 1460);
+    s0.flags = s1.flags = IW_MPA_CRC | IW_MPA_MARKERS;
+    iw_rdmap_msg m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1, 0, true);
+    s_msg(&s0, &m, pay, 40);
+    m = iw_rdmap_msg_untagged(IW_OP_SEND_SE, 0, 2, 0, true);
+    s_msg(&s0, &m, pay, 23);
+    m = iw_rdmap_msg_tagged(IW_OP_WRITE, 0x1234, 0x10000, true);
+    s_msg(&s0, &m, pay, 300);
+    m = iw_rdmap_msg_untagged(IW_OP_READ_REQ, 1, 1, 0, true);
+    m.u.read_req.sink_stag = 0x77;
+    m.u.read_req.sink_to = 0x2000;
+    m.u.read_req.read_size = 64;
+    m.u.read_req.src_stag = 0x88;
+    m.u.read_req.src_to = 0x3000;
+    s_msg(&s0, &m, NULL, 0);
+    m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 3, 0, true);
+    s_msg(&s0, &m, pay, 120);
+    static const size_t cuts[] = {90, 90};
+    for (size_t i = 0; i < 2; i++) {
+        iw_pcapw_seg(&k, 0, IW_TH_PSH | IW_TH_ACK, s0.buf + s0.sent, cuts[i]);
+        s0.sent += cuts[i];
+    }
+    skip_n(&k, 0, &s0, 90);
+    flush(&k, 0, &s0, 90);
+    m = iw_rdmap_msg_tagged(IW_OP_READ_RESP, 0x77, 0x2000, true);
+    s_msg(&s1, &m, pay, 64);
+    m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1, 0, true);
+    s_msg(&s1, &m, pay, 200);
+    m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 2, 0, true);
+    s_msg(&s1, &m, pay, 30);
+    /* The Read Response's ULPDU_Length, after the marker at grid position 0. */
+    s1.buf[IW_MPA_RR_HDR_LEN + IW_MPA_MARKER_LEN + 1] ^= 0x10;
+    flush(&k, 1, &s1, 90);
+    tcp_close(&k);
+    cap_close(c);
+    free(s0.buf);
+    free(s1.buf);
+}
+
 /* Startups the capture holds only half of: one side's MPA frame missing,
  * incomplete or with a bad key. Full Operation still starts where RFC 5044
  * §4.3 puts it, and its first FPDU says what the missing frame would have
@@ -1599,5 +1662,6 @@ int main(int argc, char **argv) {
     gen_midstream_long(d);
     gen_sctp_ddp(d);
     gen_half_startup(d);
+    gen_resync(d);
     return 0;
 }

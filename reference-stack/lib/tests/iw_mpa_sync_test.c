@@ -136,6 +136,22 @@ IW_TEST(test_sync_without_crc) {
     CHECK(r.markers);
     CHECK(!r.crc);
     CHECK_EQ(r.pos % 512, 1000 % 512);
+    /* The same markers with an FPDUPTR low bit set: a receiver reads them
+     * (it treats those bits as 0, RFC 5044 §4.2), but no sender writes
+     * them, so they are no evidence of the grid. */
+    size_t n_marks = 0;
+    for (size_t w = iw_mpa_marker_gap(1000); w < s.len; w += IW_MPA_MARKER_INTERVAL, n_marks++)
+        s.buf[w + 3] |= 1;
+    REQUIRE(n_marks >= 2);
+    iw_mpa_fpdu f;
+    iw_verdict v;
+    uint8_t sc[2048];
+    size_t w0 = iw_mpa_fpdu_len(s.buf, s.len, 1000, true);
+    REQUIRE(w0 > 0);
+    iw_mpa_fpdu_decode(&f, s.buf, w0, 1000, IW_MPA_MARKERS, sc, sizeof sc, &v);
+    CHECK(f.marker_ok || f.n_markers == 0);
+    iw_mpa_sync_status st = probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r);
+    CHECK(st != IW_MPA_SYNC_FOUND || !r.markers);
 }
 
 IW_TEST(test_sync_random_octets) {

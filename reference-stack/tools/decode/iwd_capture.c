@@ -12,6 +12,12 @@
  *             otherwise D_PROBE.
  *   D_PROBE   iw_mpa_sync_probe (libiwarp) looks for an FPDU boundary at segment starts.
  *   D_DECODE  the deframer runs (iwd_dec); records are printed as frames end.
+ *   D_RESYNC  after a TCP gap, or a bad CRC that leaves the next FPDU
+ *             unlocated (RFC 5044 §6): iw_mpa_sync_probe looks for the next
+ *             FPDU boundary in the direction's own reading (its markers, CRC
+ *             use and grid phase), at segment starts and, with CRCs on, at
+ *             every 4-aligned grid position (iw_mpa_sync_every4); a new
+ *             deframer starts there. The Wireshark plugin does the same.
  *   D_HOLD    after an accepted MPA frame, until the other side's MPA frame
  *             gives this direction's markers and CRC (RFC 5044 §7.1.1).
  *   D_NOSYNC  no key and no FPDU boundary: octets are only counted.
@@ -52,11 +58,12 @@
 #define WINDOW (256u << 10)          /* octets held per direction while its start is decided */
 #define CANDS_MAX 256                /* segment starts tried as FPDU boundaries */
 #define PROBE_STEP 1024              /* probe again after this many more octets */
+#define RS_CANDS IW_MPA_SYNC_CANDS   /* candidates while resynchronising */
 #define QUEUE_MAX 256                /* TCP records held per direction while undecided */
 #define KEY_SHAPE "MPA ID ??? Frame" /* RFC 5044 §7.1.1: both keys (iw_mpa_key_shaped) */
 #define KEY_TYPE_AT 9                /* 'q' in "MPA ID Req Frame", 'p' in "MPA ID Rep Frame" */
 
-enum { D_WAIT = 0, D_PROBE, D_DECODE, D_HOLD, D_NOSYNC, D_NODATA, D_SKIP, D_DONE };
+enum { D_WAIT = 0, D_PROBE, D_DECODE, D_RESYNC, D_HOLD, D_NOSYNC, D_NODATA, D_SKIP, D_DONE };
 enum { ROLE_NONE = 0, ROLE_REQ, ROLE_REP, ROLE_ANY };
 enum { RR_UNKNOWN = 0, RR_SEEN, RR_NONE };
 enum { C_UNDECIDED = 0, C_IWARP, C_NOT };
@@ -134,6 +141,19 @@ typedef struct cdir {
     bool framed;        /* framing known (iwd_sh_in_from_rec) */
     size_t res_at;      /* second pass: next result of this direction */
     uint64_t fed_frame; /* frame of the octets last fed to the decoder */
+    /* the grid, from the last FPDU: its end and that end's grid position */
+    bool have_grid, grid_markers, grid_crc;
+    uint64_t grid_end;
+    uint32_t grid_pos;
+    bool lost_pending; /* a bad CRC: framing is lost at lost_at */
+    uint64_t lost_at;
+    bool dropped; /* carried to the next decoder: a receiver terminated before */
+    /* D_RESYNC */
+    iw_mpa_sync_cfg rs_cfg;
+    uint64_t rs_origin; /* offset of grid position 0 (mod 2^32) */
+    bool rs_lost;       /* the old decoder lost framing; it reports the octets */
+    uint64_t rs_start, rs_end;
+    unsigned resyncs; /* framing found again */
 } cdir;
 
 struct cconn {
@@ -159,7 +179,6 @@ struct capture {
     iwd_out *out;
     int dlt;
     uint64_t frame;
-    bool eof;
     cconn **buckets;
     size_t nbuckets, nlive;
     cconn *head, *tail;
@@ -247,6 +266,18 @@ static const fment *fm_find(cdir *d, uint64_t off) {
     return &d->fm[d->fm_head];
 }
 
+/* Done with this deframer: its counts join the direction's. */
+static void dir_dec_retire(cdir *d) {
+    if (!d->dec)
+        return;
+    iwd_counts_add(&d->counts, &d->dec->counts);
+    d->dec_bytes += d->dec->bytes;
+    d->dropped = d->dec->dropped;
+    iwd_dec_free(d->dec);
+    free(d->dec);
+    d->dec = NULL;
+}
+
 static void dir_release(cdir *d) {
     pend_free(d);
     free(d->cands);
@@ -258,13 +289,7 @@ static void dir_release(cdir *d) {
     free(d->q);
     d->q = NULL;
     d->qn = 0;
-    if (d->dec) {
-        d->counts = d->dec->counts;
-        d->dec_bytes = d->dec->bytes;
-        iwd_dec_free(d->dec);
-        free(d->dec);
-        d->dec = NULL;
-    }
+    dir_dec_retire(d);
 }
 
 /* ---- output ---- */
@@ -380,6 +405,18 @@ static void dir_emit(void *ctx, iwd_rec *r) {
         t.last_frame = t.frame;
     }
     bool stateless_ok = r->verdict.kind == IW_VERDICT_OK;
+    if (fr->type == IW_FRAME_FPDU) {
+        d->have_grid = true;
+        d->grid_markers = fr->markers;
+        d->grid_crc = fr->crc_on;
+        d->grid_end = fr->wire_off + fr->wire_len;
+        d->grid_pos = fr->pos + (uint32_t)fr->wire_len;
+        /* The deframer lost framing after it (RFC 5044 §6). */
+        if (fr->fpdu.crc == IW_CRC_BAD) {
+            d->lost_pending = true;
+            d->lost_at = d->grid_end;
+        }
+    }
     if (k->quiet) {
         iwd_sh_in in;
         iwd_sh_in_from_rec(&in, r, &d->framed);
@@ -466,6 +503,82 @@ static void dir_tcp_record(cdir *d, const iwd_tcp_ev *ev) {
     }
 }
 
+/* ---- resynchronising (D_RESYNC) ---- */
+
+/* Octets [off, off+n) of a segment join the window; its candidates too. */
+static void rs_add(cdir *d, uint64_t off, const uint8_t *p, size_t n, bool seg_start) {
+    capture *k = d->c->k;
+    if (!d->pend_len)
+        d->pend_off = off;
+    if (d->ncands + 1 >= RS_CANDS && d->cand_first) {
+        /* Drop the candidates the synchroniser rejected for good. */
+        memmove(d->cands, d->cands + d->cand_first, (d->ncands - d->cand_first) * sizeof *d->cands);
+        d->ncands -= d->cand_first;
+        d->cand_first = 0;
+    }
+    uint64_t rel = off - d->pend_off;
+    bool every4 = iw_mpa_sync_every4(&d->rs_cfg);
+    for (uint64_t at = rel; at < rel + n && d->ncands < RS_CANDS; at++) {
+        uint32_t pos = (uint32_t)(d->pend_off + at - d->rs_origin);
+        if (!(at == rel && seg_start) && !(every4 && (pos & 3u) == 0)) {
+            if (!every4)
+                break;
+            continue;
+        }
+        if (!grow((void **)&d->cands, &d->cands_cap, d->ncands + 1, sizeof *d->cands, k))
+            break;
+        d->cands[d->ncands++] = at;
+    }
+    pend_append(d, off, p, n);
+    d->rs_end = off + n;
+}
+
+/* Framing is gone from `at` on: a gap ended there, or a bad CRC left the
+ * next FPDU unlocated (RFC 5044 §6). Look for the next FPDU boundary in the
+ * direction's own reading, as the plugin does (classify_sync): its markers
+ * (fixed for the connection, §7.1.1), CRCs on when they were on (else
+ * either), and its grid phase. */
+static void dir_resync_begin(cdir *d, uint64_t at, bool lost) {
+    const iwd_capture_opts *o = d->c->k->o;
+    d->state = D_RESYNC;
+    d->rs_lost = lost;
+    d->rs_start = d->rs_end = at;
+    pend_free(d);
+    d->ncands = d->cand_first = 0;
+    d->probed_len = 0;
+    d->window_full = false;
+    memset(&d->rs_cfg, 0, sizeof d->rs_cfg);
+    d->rs_cfg.markers = o->markers != IW_DF_AUTO ? o->markers
+                        : !d->have_grid          ? IW_DF_AUTO
+                        : d->grid_markers        ? IW_DF_ON
+                                                 : IW_DF_OFF;
+    d->rs_cfg.crc = o->crc != IW_DF_AUTO          ? o->crc
+                    : d->have_grid && d->grid_crc ? IW_DF_ON
+                                                  : IW_DF_AUTO;
+    d->rs_cfg.have_pos = d->have_grid;
+    d->rs_origin = d->grid_end - d->grid_pos;
+}
+
+/* Octets [rs_start, end) stay unframed: the old deframer's framing_lost
+ * record says so, or (after a gap) an UNSYNCED event. */
+static void dir_resync_report(cdir *d, uint64_t end, const char *why) {
+    if (d->rs_lost) {
+        iwd_dec_finish_at(d->dec, end);
+        if (d->dec->internal_error)
+            d->c->k->internal_error = true;
+    } else if (end > d->rs_start) {
+        iwd_event e;
+        memset(&e, 0, sizeof e);
+        e.type = IWD_EV_UNSYNCED;
+        e.offset = d->rs_start;
+        e.len = end - d->rs_start;
+        e.reason = why;
+        const fment *f = fm_find(d, d->rs_start);
+        dir_event(d, &e, f ? f->frame : d->first_frame, f ? f->ts : d->first_ts);
+    }
+    dir_dec_retire(d);
+}
+
 static void dir_feed(cdir *d, const uint8_t *p, size_t n, uint64_t off) {
     size_t used = iwd_dec_feed(d->dec, p, n);
     if (d->dec->internal_error)
@@ -474,6 +587,14 @@ static void dir_feed(cdir *d, const uint8_t *p, size_t n, uint64_t off) {
         d->state = D_HOLD;
         if (used < n)
             pend_append(d, off + used, p + used, n - used);
+    } else if (d->lost_pending) {
+        /* A bad CRC in these octets: the deframer only counts from its end
+         * on, so the synchroniser takes them from there. */
+        d->lost_pending = false;
+        uint64_t at = d->lost_at;
+        dir_resync_begin(d, at, true);
+        if (at >= off && at < off + n)
+            rs_add(d, at, p + (at - off), (size_t)(off + n - at), true);
     }
 }
 
@@ -514,6 +635,7 @@ static bool dir_start(cdir *d, iw_df_start start, iw_df_mode markers, iw_df_mode
     }
     d->dec->base = from;
     d->dec->pause_after_rr = pause;
+    d->dec->dropped = d->dropped; /* RFC 5041 §7.1: still after a Terminate */
     d->decoded = true;
     d->state = D_DECODE;
     free(d->cands);
@@ -521,6 +643,24 @@ static bool dir_start(cdir *d, iw_df_start start, iw_df_mode markers, iw_df_mode
     d->ncands = d->cands_cap = 0;
     dir_replay(d, from);
     return true;
+}
+
+/* The synchroniser found the boundary: a new deframer from there. */
+static void dir_resync_found(cdir *d, const iw_mpa_sync_res *res) {
+    const iwd_capture_opts *o = d->c->k->o;
+    uint64_t b = d->pend_off + res->off;
+    dir_resync_report(d, b, "after a gap, before the next FPDU boundary found");
+    d->resyncs++;
+    iw_df_mode crc = o->crc != IW_DF_AUTO ? o->crc : (res->crc ? IW_DF_ON : IW_DF_OFF);
+    dir_start(d, IW_DF_START_FPDU, res->markers ? IW_DF_ON : IW_DF_OFF, crc, res->pos, b, false);
+}
+
+/* No boundary in the window: its octets stay unframed, the window restarts. */
+static void dir_resync_drop(cdir *d) {
+    pend_free(d);
+    d->ncands = d->cand_first = 0;
+    d->probed_len = 0;
+    d->window_full = false;
 }
 
 static iw_df_start role_start(int role) {
@@ -588,7 +728,7 @@ static bool dir_advance(cdir *d) {
     capture *k = c->k;
     const iwd_capture_opts *o = k->o;
     cdir *p = peer_of(d);
-    bool final = d->tcp_ended || k->eof || d->window_full || c->closing;
+    bool final = d->tcp_ended || d->window_full || c->closing;
     bool pause = o->markers == IW_DF_AUTO || o->crc == IW_DF_AUTO;
 
     switch (d->state) {
@@ -630,6 +770,10 @@ static bool dir_advance(cdir *d) {
         return true;
     }
     case D_PROBE: {
+        if (final && !d->pend_len) {
+            d->state = D_NODATA; /* only a gap: nothing after it */
+            return true;
+        }
         if (!final && d->pend_len < d->probed_len + PROBE_STEP)
             return false;
         d->probed_len = d->pend_len;
@@ -638,7 +782,7 @@ static bool dir_advance(cdir *d) {
         cfg.markers = o->markers;
         cfg.crc = o->crc;
         cfg.have_pos = o->have_stream_off;
-        cfg.pos0 = o->stream_off;
+        cfg.pos0 = o->stream_off + (uint32_t)d->pend_off; /* pend_off: after a gap at the start */
         iw_mpa_sync_res res;
         iw_mpa_sync_status st = iw_mpa_sync_probe(d->pend, d->pend_len, final, d->cands, d->ncands,
                                                   &d->cand_first, &cfg, k->scratch, &res);
@@ -647,19 +791,19 @@ static bool dir_advance(cdir *d) {
         if (st == IW_MPA_SYNC_FOUND) {
             conn_claim(c);
             d->midstream = true;
-            d->sync_off = res.off;
+            d->sync_off = d->pend_off + res.off;
             if (res.off) {
                 iwd_event e;
                 memset(&e, 0, sizeof e);
                 e.type = IWD_EV_UNSYNCED;
-                e.offset = 0;
+                e.offset = d->pend_off;
                 e.len = res.off;
                 e.reason = "before the first FPDU boundary found";
                 dir_event(d, &e, d->first_frame, d->first_ts);
             }
             iw_df_mode crc = o->crc != IW_DF_AUTO ? o->crc : (res.crc ? IW_DF_ON : IW_DF_OFF);
             dir_start(d, IW_DF_START_FPDU, res.markers ? IW_DF_ON : IW_DF_OFF, crc, res.pos,
-                      res.off, false);
+                      d->pend_off + res.off, false);
             return true;
         }
         if (c->forced) {
@@ -667,7 +811,8 @@ static bool dir_advance(cdir *d) {
             d->midstream = true;
             conn_claim(c);
             dir_start(d, IW_DF_START_FPDU, o->markers == IW_DF_ON ? IW_DF_ON : IW_DF_OFF, o->crc,
-                      o->have_stream_off ? o->stream_off : 0, 0, false);
+                      (o->have_stream_off ? o->stream_off : 0) + (uint32_t)d->pend_off, d->pend_off,
+                      false);
             return true;
         }
         d->state = D_NOSYNC;
@@ -678,8 +823,37 @@ static bool dir_advance(cdir *d) {
         d->ncands = d->cands_cap = 0;
         return true;
     }
+    case D_RESYNC: {
+        bool end = d->tcp_ended || c->closing;
+        bool fin = end || d->window_full;
+        if (!fin && d->pend_len < d->probed_len + PROBE_STEP)
+            return false;
+        d->probed_len = d->pend_len;
+        iw_mpa_sync_res res;
+        iw_mpa_sync_status st = IW_MPA_SYNC_NONE;
+        if (d->pend_len) {
+            iw_mpa_sync_cfg cfg = d->rs_cfg;
+            cfg.pos0 = (uint32_t)(d->pend_off - d->rs_origin);
+            st = iw_mpa_sync_probe(d->pend, d->pend_len, fin, d->cands, d->ncands, &d->cand_first,
+                                   &cfg, k->scratch, &res);
+        }
+        if (st == IW_MPA_SYNC_MORE && !fin)
+            return false;
+        if (st == IW_MPA_SYNC_FOUND) {
+            dir_resync_found(d, &res);
+            return true;
+        }
+        if (!end) {
+            bool had = d->pend_len > 0;
+            dir_resync_drop(d);
+            return had;
+        }
+        dir_resync_report(d, d->rs_end, "after a gap, no FPDU boundary found");
+        dir_done(d);
+        return true;
+    }
     case D_HOLD: {
-        bool hold_final = k->eof || d->window_full || c->closing;
+        bool hold_final = d->window_full || c->closing;
         if (p->rr_state == RR_SEEN && p->rr_ok && p->rr_type != d->rr_type) {
             if (p->rr_type == IW_MPA_REPLY && p->rr_r) {
                 iwd_dec_exit(d->dec); /* rejected: MPA exits (§7.1.2 rule 3) */
@@ -702,7 +876,7 @@ static bool dir_advance(cdir *d) {
         return true;
     }
     case D_DECODE:
-        if (!(d->tcp_ended || k->eof || c->closing))
+        if (!(d->tcp_ended || c->closing))
             return false;
         iwd_dec_finish(d->dec);
         if (d->dec->internal_error)
@@ -714,7 +888,7 @@ static bool dir_advance(cdir *d) {
             d->state = D_SKIP;
             return true;
         }
-        if (c->state != C_IWARP || !(d->tcp_ended || k->eof || c->closing))
+        if (c->state != C_IWARP || !(d->tcp_ended || c->closing))
             return false;
         {
             iwd_event e;
@@ -733,7 +907,7 @@ static bool dir_advance(cdir *d) {
         dir_done(d);
         return true;
     case D_SKIP:
-        if (!(d->tcp_ended || k->eof || c->closing))
+        if (!(d->tcp_ended || c->closing))
             return false;
         d->gap = false;
         dir_done(d);
@@ -804,9 +978,11 @@ static void dir_data(cdir *d, uint64_t off, const uint8_t *p, size_t n, uint64_t
                 return; /* cannot happen: a full window always decides */
             }
             fm_add(d, off, frame, ts);
+            if (!d->pend_len)
+                d->pend_off = off;
             if (d->state != D_HOLD && d->ncands < CANDS_MAX &&
                 grow((void **)&d->cands, &d->cands_cap, d->ncands + 1, sizeof *d->cands, d->c->k))
-                d->cands[d->ncands++] = off;
+                d->cands[d->ncands++] = off - d->pend_off; /* relative to pend[0] */
             pend_append(d, off, p, n);
             return;
         case D_DECODE:
@@ -815,12 +991,83 @@ static void dir_data(cdir *d, uint64_t off, const uint8_t *p, size_t n, uint64_t
                 fm_add(d, off, frame, ts);
             dir_feed(d, p, n, off);
             return;
+        case D_RESYNC:
+            if (d->pend_len + n > WINDOW) {
+                if (!d->window_full) {
+                    d->window_full = true; /* decide now with what is held */
+                    conn_advance(d->c);
+                    continue;
+                }
+                return; /* cannot happen: a full window always decides */
+            }
+            fm_add(d, off, frame, ts);
+            rs_add(d, off, p, n, true);
+            return;
         case D_NOSYNC:
             d->unsynced += n;
             return;
         default:
             return;
         }
+    }
+}
+
+/* A TCP gap after this direction was framed: the shadow forgets this
+ * side's sequence state (the plugin does so too), and framing is looked
+ * for again after the gap. */
+static void dir_gap_resync(cdir *d, const iwd_tcp_ev *ev) {
+    if (d->c->k->quiet) {
+        iwd_sh_in in;
+        iwd_sh_in_lost(&in, d->framed);
+        sh_keep(d, &in, ev->frame, ev->frame, false);
+    }
+    d->gap = true;
+    d->gap_ev = *ev;
+    dir_print_gap(d);
+    d->gap = false;
+    dir_resync_begin(d, ev->off + ev->len, false);
+}
+
+/* The same in D_DECODE: what was being assembled is incomplete. */
+static void dir_gap_decode(cdir *d, const iwd_tcp_ev *ev) {
+    iwd_dec_finish(d->dec);
+    if (d->dec->internal_error)
+        d->c->k->internal_error = true;
+    dir_dec_retire(d);
+    dir_gap_resync(d, ev);
+}
+
+static void dir_gap(cdir *d, const iwd_tcp_ev *ev) {
+    if (d->state == D_WAIT && !d->pend_len) {
+        /* Its first octets are missing (its MPA frame, say): what follows
+         * is read mid-stream, as the plugin reads it, and the shadow must
+         * not assume it saw what they held (its Read Requests). */
+        if (d->c->k->quiet) {
+            iwd_sh_in in;
+            iwd_sh_in_lost(&in, true);
+            sh_keep(d, &in, ev->frame, ev->frame, false);
+        }
+        dir_tcp_record(d, ev);
+        d->state = D_PROBE;
+        dir_settle_rr(d);
+        return;
+    }
+    /* Shown when the direction ends, if it ends here. */
+    d->gap = true;
+    d->gap_ev = *ev;
+    if (d->state == D_WAIT || d->state == D_PROBE || d->state == D_HOLD || d->state == D_RESYNC) {
+        /* The octets held end here: decide with them. */
+        d->window_full = true;
+        conn_advance(d->c);
+    }
+    if (d->state == D_DECODE && d->dec && !iwd_dec_lost(d->dec)) {
+        d->gap = false;
+        dir_gap_decode(d, ev);
+    } else if (d->state == D_RESYNC) {
+        /* Nothing found before the gap: the old octets stay unframed. */
+        d->gap = false;
+        dir_resync_report(d, d->rs_end, "after a gap, no FPDU boundary found before the next gap");
+        dir_gap_resync(d, ev);
     }
 }
 
@@ -835,8 +1082,7 @@ static void dir_tcp_cb(void *ctx, const iwd_tcp_ev *ev) {
         dir_tcp_record(d, ev);
         break;
     case IWD_TCP_GAP:
-        d->gap = true;
-        d->gap_ev = *ev;
+        dir_gap(d, ev);
         break;
     case IWD_TCP_END:
         d->tcp_ended = true;
@@ -1036,9 +1282,10 @@ static void conn_run_shadow(cconn *c) {
 static void conn_finish(cconn *c) {
     if (c->finished)
         return;
-    c->closing = true;
+    /* Each direction's last gaps first: a direction ends at its own END. */
     iwd_tcp_finish(&c->d[0].tcp);
     iwd_tcp_finish(&c->d[1].tcp);
+    c->closing = true;
     conn_advance(c);
     for (int s = 0; s < 2; s++)
         if (c->d[s].state != D_DONE)
@@ -1157,8 +1404,6 @@ static const char *end_str(const cdir *d) {
         return "FIN";
     case IWD_END_RST:
         return "RST";
-    case IWD_END_GAP:
-        return "a gap";
     default:
         return "the end of the capture";
     }
@@ -1180,12 +1425,18 @@ static void dir_summary(capture *k, cdir *d) {
     if (c->fpdus)
         fprintf(f, ", FPDUs with markers %s, CRC %s", c->markers ? "on" : "off",
                 c->crc ? "on" : "off");
+    if (d->resyncs)
+        fprintf(f, "; framing found again %u time%s after a gap or a bad CRC", d->resyncs,
+                d->resyncs == 1 ? "" : "s");
     fputc('\n', f);
     const iwd_tcp_stats *t = &d->tcp.stats;
     fprintf(f,
             "--   tcp: octets %" PRIu64 ", segments %" PRIu64 ", out of order %" PRIu64
-            ", retransmitted octets %" PRIu64 ", conflicts %" PRIu64 "; ended by %s\n",
-            t->octets, t->segments, t->ooo, t->retrans, t->conflicts, end_str(d));
+            ", retransmitted octets %" PRIu64 ", conflicts %" PRIu64,
+            t->octets, t->segments, t->ooo, t->retrans, t->conflicts);
+    if (t->gaps)
+        fprintf(f, ", gaps %" PRIu64 " (%" PRIu64 " octets missing)", t->gaps, t->missing);
+    fprintf(f, "; ended by %s\n", end_str(d));
 }
 
 static void capture_summary(capture *k) {
@@ -1202,13 +1453,7 @@ static void capture_summary(capture *k) {
         for (int i = 0; i < 2; i++) {
             cdir *d = &c->d[i ? !first_side(c) : first_side(c)];
             dir_summary(k, d);
-            all.frames += d->counts.frames;
-            all.ok += d->counts.ok;
-            all.term += d->counts.term;
-            all.close += d->counts.close;
-            all.after_term += d->counts.after_term;
-            all.lost += d->counts.lost;
-            all.incomplete += d->counts.incomplete;
+            iwd_counts_add(&all, &d->counts);
         }
     }
     fprintf(
@@ -1276,7 +1521,6 @@ static int capture_pass(capture *k, FILE *f, const char *name) {
         if (k->oom)
             break;
     }
-    k->eof = true;
     for (cconn *c = k->head; c; c = c->next)
         conn_finish(c);
     if (!k->quiet)

@@ -28,6 +28,12 @@ static void dec_frame(iwd_dec *d, const iw_frame *in) {
     iw_frame fr = *in;
     fr.offset += d->base;
     fr.wire_off += d->base;
+    if (fr.type == IW_FRAME_LOST && d->has_lost_end) {
+        if (d->lost_end <= fr.offset)
+            return; /* framing was found again where it was lost */
+        fr.lost_len = d->lost_end - fr.offset;
+        fr.wire_len = (size_t)fr.lost_len;
+    }
     iwd_rec rec = {&fr, NULL, false, false, fr.verdict, d->dropped, NULL, NULL};
     if (fr.type == IW_FRAME_FPDU) {
         /* The deframer's verdict (CRC, markers) comes first; otherwise the
@@ -200,4 +206,10 @@ void iwd_dec_finish(iwd_dec *d) {
     while (!d->internal_error && iw_deframer_finish(d->df, &fr))
         dec_frame(d, &fr);
     d->finished = true;
+}
+
+void iwd_dec_finish_at(iwd_dec *d, uint64_t end) {
+    d->has_lost_end = true;
+    d->lost_end = end;
+    iwd_dec_finish(d);
 }

@@ -34,6 +34,8 @@ typedef struct iwd_dec {
     bool any_bad;
     bool internal_error;
     bool finished;
+    bool has_lost_end; /* iwd_dec_finish_at: the LOST record ends at lost_end */
+    uint64_t lost_end;
     iwd_counts counts;
     iw_rdmap_msg msg;
     iwd_dec_emit emit;
@@ -60,6 +62,10 @@ void iwd_dec_exit(iwd_dec *d);
 
 /* End of input: incomplete frame, framing_lost. Idempotent. */
 void iwd_dec_finish(iwd_dec *d);
+/* The same, after framing was lost and found again at input offset `end`
+ * (capture mode): the framing_lost record covers the octets up to there
+ * (none: no record), whatever was fed after them. */
+void iwd_dec_finish_at(iwd_dec *d, uint64_t end);
 
 /* True when the decoder only counts octets (framing lost or MPA exited). */
 bool iwd_dec_lost(const iwd_dec *d);

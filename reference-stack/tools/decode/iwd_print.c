@@ -8,6 +8,21 @@
 #include <inttypes.h>
 #include <string.h>
 
+void iwd_counts_add(iwd_counts *dst, const iwd_counts *src) {
+    dst->frames += src->frames;
+    dst->ok += src->ok;
+    dst->term += src->term;
+    dst->close += src->close;
+    dst->after_term += src->after_term;
+    dst->lost += src->lost;
+    dst->incomplete += src->incomplete;
+    dst->fpdus += src->fpdus;
+    if (src->fpdus) {
+        dst->markers = src->markers;
+        dst->crc = src->crc;
+    }
+}
+
 void iwd_out_init(iwd_out *o, FILE *f, bool json, bool payload) {
     o->f = f;
     o->json = json;
@@ -705,9 +720,8 @@ static void text_event(iwd_out *o, const iwd_tag *tag, const iwd_event *e) {
         fprintf(f, "%7" PRIu64 "  ", e->offset);
     switch (e->type) {
     case IWD_EV_TCP_GAP:
-        fprintf(f,
-                "TCP GAP  %" PRIu64 " octets missing: %s; %" PRIu64 " octets after it not decoded",
-                e->len, e->reason, e->held);
+        fprintf(f, "TCP GAP  %" PRIu64 " octets missing: %s; decoding goes on after it", e->len,
+                e->reason);
         break;
     case IWD_EV_TCP_CONFLICT:
         fprintf(f,

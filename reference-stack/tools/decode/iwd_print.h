@@ -53,7 +53,7 @@ typedef struct iwd_event {
     iwd_ev_type type;
     uint64_t offset;    /* first octet concerned (direction offset) */
     uint64_t len;       /* GAP: octets missing; CONFLICT: span; OOO, UNSYNCED: octets */
-    uint64_t held;      /* GAP: octets received after the gap, not decoded */
+    uint64_t held;      /* GAP: octets held past the gap when it became final */
     uint64_t expected;  /* OOO: the next in-order offset */
     uint64_t differ;    /* CONFLICT: octets that differ */
     const char *cause;  /* GAP: keyword */
@@ -69,6 +69,9 @@ typedef struct iwd_counts {
     uint64_t fpdus;
     bool markers, crc; /* the modes the deframer settled on (last FPDU) */
 } iwd_counts;
+
+/* dst += src (the modes: src's, when it saw an FPDU). */
+void iwd_counts_add(iwd_counts *dst, const iwd_counts *src);
 
 typedef struct iwd_out {
     FILE *f;

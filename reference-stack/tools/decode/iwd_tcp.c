@@ -54,8 +54,6 @@ const char *iwd_end_cause_str(int cause) {
         return "fin";
     case IWD_END_RST:
         return "rst";
-    case IWD_END_GAP:
-        return "gap";
     case IWD_END_CAPTURE:
         return "capture_end";
     default:
@@ -212,12 +210,17 @@ static void tcp_end(iwd_tcp *t, int cause, uint64_t frame, iwd_ts ts) {
     tcp_emit(t, &ev);
 }
 
+static void tcp_drain(iwd_tcp *t);
+static void tcp_check_fin(iwd_tcp *t);
+
 static bool tcp_hole_open(const iwd_tcp *t) {
     return t->_ooo || t->_hi > t->nxt || (t->_fin && t->_fin_off > t->nxt);
 }
 
-/* The octets at nxt will never arrive: report, discard what is held, end. */
-static void tcp_gap(iwd_tcp *t, int cause, uint64_t extra_held) {
+/* The octets at nxt will never arrive: report them, then go on from the
+ * end of the hole (at most `bound`) with what is held past it, as a reader
+ * of the capture would: a decoder can resynchronise there. */
+static void tcp_gap(iwd_tcp *t, int cause, uint64_t bound) {
     iwd_tcp_ev ev = {0};
     uint64_t end;
     ev.type = IWD_TCP_GAP;
@@ -238,14 +241,26 @@ static void tcp_gap(iwd_tcp *t, int cause, uint64_t extra_held) {
             ev.ts = t->_fin_ts;
         }
     }
+    if (end > bound)
+        end = bound;
     if (t->_trunc && t->_trunc_off == t->nxt)
         cause = IWD_GAP_SNAPLEN;
     ev.len = (size_t)(end > t->nxt ? end - t->nxt : 0);
-    ev.held = t->_ooo_octets + extra_held;
+    ev.held = t->_ooo_octets;
     ev.cause = cause;
-    t->stats.discarded += ev.held;
+    t->stats.gaps++;
+    t->stats.missing += ev.len;
     tcp_emit(t, &ev);
-    tcp_end(t, IWD_END_GAP, ev.frame, ev.ts);
+    t->nxt = end > t->nxt ? end : t->nxt;
+    t->_hist_len = 0; /* history is contiguous up to nxt: it restarts here */
+    tcp_drain(t);
+    tcp_check_fin(t);
+}
+
+/* Every hole still open is final (end of capture, RST). */
+static void tcp_close_holes(iwd_tcp *t, int cause) {
+    while (!t->ended && tcp_hole_open(t))
+        tcp_gap(t, cause, UINT64_MAX);
 }
 
 static void tcp_check_fin(iwd_tcp *t) {
@@ -344,6 +359,13 @@ static void tcp_data(iwd_tcp *t, int64_t off, const iwd_tcp_seg *s) {
     }
     if (!n)
         return;
+    /* Too much waits behind the hole: it is final. Octets resume at the
+     * first held or at this segment, whichever comes first. */
+    while (o > t->nxt && t->_ooo && t->_ooo_bytes + n + NODE_OVERHEAD > t->_cap) {
+        tcp_gap(t, IWD_GAP_BUFFER_LIMIT, o);
+        if (t->ended)
+            return;
+    }
     diff_acc acc = {0};
     if (o < t->nxt) {
         size_t k = t->nxt - o < n ? (size_t)(t->nxt - o) : n;
@@ -367,10 +389,6 @@ static void tcp_data(iwd_tcp *t, int64_t off, const iwd_tcp_seg *s) {
             n -= direct;
             o += direct;
         }
-    } else if (t->_ooo_bytes + n + NODE_OVERHEAD > t->_cap) {
-        t->stats.discarded += n;
-        tcp_gap(t, IWD_GAP_BUFFER_LIMIT, n);
-        return;
     }
     if (n) {
         bool ahead = o > t->nxt, new_hole = !t->_ooo;
@@ -393,7 +411,8 @@ static void tcp_data(iwd_tcp *t, int64_t off, const iwd_tcp_seg *s) {
         }
         acc_emit(t, &acc, s->frame, s->ts);
         if (!stored) {
-            tcp_gap(t, IWD_GAP_BUFFER_LIMIT, 0);
+            t->stats.discarded += n - added; /* out of memory */
+            tcp_gap(t, IWD_GAP_BUFFER_LIMIT, UINT64_MAX);
             return;
         }
     }
@@ -462,10 +481,9 @@ void iwd_tcp_segment(iwd_tcp *t, const iwd_tcp_seg *s) {
         if (tcp_hole_open(t)) {
             t->_fin_frame = s->frame; /* the gap is reported against the RST */
             t->_fin_ts = s->ts;
-            tcp_gap(t, IWD_GAP_RST, 0);
-        } else {
-            tcp_end(t, IWD_END_RST, s->frame, s->ts);
+            tcp_close_holes(t, IWD_GAP_RST);
         }
+        tcp_end(t, IWD_END_RST, s->frame, s->ts);
     }
 }
 
@@ -475,17 +493,19 @@ void iwd_tcp_peer_ack(iwd_tcp *t, uint32_t ack) {
     /* Only a hole with octets known past it: a bare FIN is not data. */
     if (!t->_ooo && t->_hi <= t->nxt)
         return;
-    if (tcp_off(t, ack) > (int64_t)t->nxt)
-        tcp_gap(t, IWD_GAP_ACKED, 0);
+    /* Acknowledged octets reached the peer: holes below the ACK are final. */
+    while (!t->ended && tcp_hole_open(t) && (t->_ooo || t->_hi > t->nxt) &&
+           tcp_off(t, ack) > (int64_t)t->nxt)
+        tcp_gap(t, IWD_GAP_ACKED, (uint64_t)tcp_off(t, ack));
 }
 
 void iwd_tcp_finish(iwd_tcp *t) {
     if (t->ended)
         return;
-    if (t->started && tcp_hole_open(t)) {
-        tcp_gap(t, IWD_GAP_CAPTURE_END, 0);
+    if (t->started)
+        tcp_close_holes(t, IWD_GAP_CAPTURE_END);
+    if (t->ended)
         return;
-    }
     iwd_ts none = {0, 0};
     tcp_end(t, IWD_END_CAPTURE, 0, none);
 }

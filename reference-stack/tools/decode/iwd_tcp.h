@@ -11,9 +11,11 @@
  *                     only counted);
  *   IWD_TCP_CONFLICT  a retransmission or overlap carried octets that differ
  *                     from the copy received first (the first copy is kept);
- *   IWD_TCP_GAP       octets that will never arrive: nothing after them is
- *                     delivered, the direction stops;
- *   IWD_TCP_END       the direction ended (FIN, RST, gap, end of capture).
+ *   IWD_TCP_GAP       octets that will never arrive; delivery goes on from
+ *                     the end of the hole with what was held past it (the
+ *                     next DATA starts at off + len, or later after another
+ *                     GAP);
+ *   IWD_TCP_END       the direction ended (FIN, RST, end of capture).
  *
  * Offsets are 64-bit counts of octets since the direction's start: the octet
  * after the SYN when the SYN was seen, else the first captured payload octet.
@@ -56,7 +58,6 @@ typedef enum iwd_gap_cause {
 typedef enum iwd_end_cause {
     IWD_END_FIN = 1,
     IWD_END_RST,
-    IWD_END_GAP,
     IWD_END_CAPTURE /* iwd_tcp_finish */
 } iwd_end_cause;
 
@@ -68,7 +69,7 @@ typedef struct iwd_tcp_ev {
     size_t len;          /* DATA, OOO: octets; CONFLICT: span from the first to the last
                             differing octet; GAP: octets missing */
     uint64_t expected;   /* OOO: the next in-order offset when it arrived */
-    uint64_t held;       /* GAP: octets received past the hole, discarded */
+    uint64_t held;       /* GAP: octets held past the hole (delivered next) */
     size_t differ;       /* CONFLICT: differing octets within the span */
     int cause;           /* GAP: iwd_gap_cause; END: iwd_end_cause */
     uint64_t frame;      /* the segment the octets came in (GAP: the first one past the
@@ -101,7 +102,9 @@ typedef struct iwd_tcp_stats {
     uint64_t ooo;        /* segments buffered out of order (not only OOO events) */
     uint64_t conflicts;  /* CONFLICT events */
     uint64_t keepalives; /* keep-alive probes ignored */
-    uint64_t discarded;  /* octets after the end, after a gap, or beyond the FIN */
+    uint64_t discarded;  /* octets after the end or beyond the FIN */
+    uint64_t gaps;       /* GAP events */
+    uint64_t missing;    /* octets in them */
 } iwd_tcp_stats;
 
 /* Caller-owned; iwd_tcp_init, then iwd_tcp_free. Private fields start with _. */
@@ -134,7 +137,7 @@ void iwd_tcp_init(iwd_tcp *t, size_t ooo_cap, iwd_tcp_cb cb, void *ctx);
 void iwd_tcp_free(iwd_tcp *t);
 
 /* One captured segment of this direction. Events are delivered before it
- * returns. Running out of memory is handled like the cap: GAP, then END. */
+ * returns. Running out of memory is handled like the cap: a GAP. */
 void iwd_tcp_segment(iwd_tcp *t, const iwd_tcp_seg *s);
 
 /* The other direction acknowledged `ack`. When octets past a hole were
@@ -150,6 +153,6 @@ static inline uint32_t iwd_tcp_seq_of(const iwd_tcp *t, uint64_t off) {
 }
 
 const char *iwd_gap_cause_str(int cause); /* "capture_end", "acked", ... */
-const char *iwd_end_cause_str(int cause); /* "fin", "rst", "gap", "capture_end" */
+const char *iwd_end_cause_str(int cause); /* "fin", "rst", "capture_end" */
 
 #endif

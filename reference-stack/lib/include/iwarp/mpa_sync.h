@@ -83,6 +83,17 @@ typedef struct iw_mpa_sync_res {
 
 #define IW_MPA_SYNC_SCRATCH IW_MPA_ULPDU_MAX
 
+/* Candidates a caller offers. Segment starts always. After a gap or lost
+ * framing in a direction whose grid is known and whose CRCs are on, also
+ * every 4-aligned grid position: FPDUs are multiples of 4 octets from
+ * SeqStart (RFC 5044 §4.1), a sender need not start segments at them
+ * (§5.1), and only a verified CRC (the strong rule) can take one. */
+static inline bool iw_mpa_sync_every4(const iw_mpa_sync_cfg *cfg) {
+    return cfg->have_pos && cfg->crc == IW_DF_ON;
+}
+/* Candidates held per direction (callers compact rejected ones first). */
+#define IW_MPA_SYNC_CANDS 4096
+
 /* buf holds len octets from offset 0; cands[*first..ncands) are candidate
  * offsets (segment starts) in increasing order (candidates before *first were rejected by an
  * earlier call and are skipped; *first is advanced past rejected ones).

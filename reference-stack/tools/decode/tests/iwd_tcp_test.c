@@ -2,7 +2,8 @@
 /* iwd_tcp: one direction's reassembly. Each case feeds segments and checks
  * the events: in-order runs, out-of-order placement, retransmissions (whole
  * and partial), conflicting overlaps, gaps (end of capture, RST, peer ACK,
- * snap length, buffer cap), sequence wrap, SYN and FIN accounting. */
+ * snap length, buffer cap) and delivery resuming after them, sequence wrap,
+ * SYN and FIN accounting. */
 #include "iwd_tcp.h"
 
 #include "iw_test.h"
@@ -15,7 +16,7 @@ typedef struct rec {
     size_t nev;
     uint8_t out[STREAM_MAX]; /* delivered octets, by offset */
     uint64_t out_len;
-    bool out_gap; /* DATA ever skipped an offset */
+    bool out_gap; /* DATA ever skipped an offset no GAP accounted for */
     unsigned data, ooo, conflict, gap, end;
     iwd_tcp_ev end_ev; /* the last END and CONFLICT, kept even when ev[] is full */
     iwd_tcp_ev conflict_ev;
@@ -45,6 +46,9 @@ static void on_ev(void *ctx, const iwd_tcp_ev *e) {
         break;
     case IWD_TCP_GAP:
         r->gap++;
+        if (e->off != r->out_len)
+            r->out_gap = true;
+        r->out_len = e->off + e->len; /* delivery resumes past the hole */
         break;
     case IWD_TCP_END:
         r->end++;
@@ -238,8 +242,8 @@ IW_TEST(test_gap_at_capture_end) {
     seg(t, 78 + 150, src + 150, 40); /* [100,150) never comes */
     uint64_t held_frame = frame_no;
     seg(t, 78 + 190, src + 190, 10);
-    iwd_tcp_finish(t);
     CHECK_EQ(R.out_len, 100);
+    iwd_tcp_finish(t);
     CHECK_EQ(R.gap, 1);
     const iwd_tcp_ev *g = find(IWD_TCP_GAP, 0);
     REQUIRE(g);
@@ -249,14 +253,19 @@ IW_TEST(test_gap_at_capture_end) {
     CHECK_EQ(g->held, 50);
     CHECK_EQ(g->cause, IWD_GAP_CAPTURE_END);
     CHECK_EQ(g->frame, held_frame);
+    CHECK(strcmp(iwd_gap_cause_str(g->cause), "capture_end") == 0);
+    /* What was held past the hole is delivered after it, then the end. */
+    CHECK_EQ(R.out_len, 200);
+    CHECK(!R.out_gap);
+    CHECK_MEM(R.out + 150, src + 150, 50);
+    CHECK_EQ(t->stats.missing, 50);
     const iwd_tcp_ev *e = find(IWD_TCP_END, 0);
     REQUIRE(e);
-    CHECK_EQ(e->cause, IWD_END_GAP);
-    CHECK(strcmp(iwd_gap_cause_str(g->cause), "capture_end") == 0);
-    CHECK(strcmp(iwd_end_cause_str(e->cause), "gap") == 0);
+    CHECK_EQ(e->cause, IWD_END_CAPTURE);
+    CHECK_EQ(R.ev[R.nev - 1].type, IWD_TCP_END);
     /* Nothing more after the end. */
     seg(t, 78 + 100, src + 100, 50);
-    CHECK_EQ(R.out_len, 100);
+    CHECK_EQ(R.out_len, 200);
     CHECK_EQ(R.end, 1);
     iwd_tcp_free(t);
 }
@@ -276,7 +285,26 @@ IW_TEST(test_gap_acked_by_peer) {
     CHECK_EQ(g->cause, IWD_GAP_ACKED);
     CHECK_EQ(g->off, 10);
     CHECK_EQ(g->len, 10);
-    CHECK(t->ended);
+    /* The direction goes on: held octets, then new ones. */
+    CHECK(!t->ended);
+    CHECK_EQ(R.out_len, 30);
+    seg(t, 1 + 30, src + 30, 10);
+    CHECK_EQ(R.out_len, 40);
+    CHECK(!R.out_gap);
+    CHECK_MEM(R.out + 20, src + 20, 20);
+    /* An ACK inside a hole makes only the part below it final. */
+    seg(t, 1 + 60, src + 60, 10);
+    iwd_tcp_peer_ack(t, 1 + 50);
+    CHECK_EQ(R.gap, 2);
+    g = find(IWD_TCP_GAP, 1);
+    REQUIRE(g);
+    CHECK_EQ(g->off, 40);
+    CHECK_EQ(g->len, 10);
+    CHECK_EQ(R.out_len, 50);
+    seg(t, 1 + 50, src + 50, 10); /* [50,60) was not acknowledged: it may still come */
+    CHECK_EQ(R.out_len, 70);
+    CHECK(!R.out_gap);
+    CHECK_EQ(R.gap, 2);
     iwd_tcp_free(t);
 }
 
@@ -290,6 +318,10 @@ IW_TEST(test_gap_rst) {
     CHECK_EQ(R.gap, 1);
     CHECK_EQ(find(IWD_TCP_GAP, 0)->cause, IWD_GAP_RST);
     CHECK_EQ(find(IWD_TCP_GAP, 0)->frame, frame_no - 1); /* the first segment past the hole */
+    CHECK_EQ(R.out_len, 30);                             /* what was held past it still arrives */
+    CHECK(!R.out_gap);
+    CHECK_EQ(R.end, 1);
+    CHECK_EQ(find(IWD_TCP_END, 0)->cause, IWD_END_RST);
     iwd_tcp_free(t);
 
     t = start(IWD_TCP_OOO_CAP_DEFAULT);
@@ -317,8 +349,25 @@ IW_TEST(test_buffer_limit) {
     CHECK_EQ(g->cause, IWD_GAP_BUFFER_LIMIT);
     CHECK_EQ(g->off, 0);
     CHECK_EQ(g->len, 1000);
-    CHECK_EQ(g->held, 4000);
-    CHECK(t->ended);
+    CHECK_EQ(g->held, 3000);
+    /* Delivery resumed at the first held octet, the new segment included. */
+    CHECK(!t->ended);
+    CHECK_EQ(R.out_len, 5000);
+    CHECK(!R.out_gap);
+    CHECK_MEM(R.out + 1000, src + 1000, 4000);
+    /* A segment ahead of the held ones ends the hole at itself. */
+    seg(t, 1 + 7000, src + 7000, 1000);
+    seg(t, 1 + 9000, src + 9000, 1000);
+    seg(t, 1 + 11000, src + 11000, 1000);
+    seg(t, 1 + 5500, src + 5500, 1000); /* 3000 held + overhead + 1000 > 4096 */
+    CHECK_EQ(R.gap, 2);
+    g = find(IWD_TCP_GAP, 1);
+    REQUIRE(g);
+    CHECK_EQ(g->off, 5000);
+    CHECK_EQ(g->len, 500);
+    CHECK_EQ(R.out_len, 6500);
+    CHECK(!R.out_gap);
+    CHECK_MEM(R.out + 5500, src + 5500, 1000);
     iwd_tcp_free(t);
 }
 
@@ -328,8 +377,10 @@ IW_TEST(test_snaplen) {
     syn(t, 0);
     seg_full(t, 1, src, 40, 100, false, false, false); /* 60 octets not captured */
     seg(t, 1 + 100, src + 100, 100);
-    iwd_tcp_finish(t);
     CHECK_EQ(R.out_len, 40);
+    iwd_tcp_finish(t);
+    CHECK_EQ(R.out_len, 200); /* the segment past the cut, after the gap */
+    CHECK(!R.out_gap);
     const iwd_tcp_ev *g = find(IWD_TCP_GAP, 0);
     REQUIRE(g);
     CHECK_EQ(g->cause, IWD_GAP_SNAPLEN);
