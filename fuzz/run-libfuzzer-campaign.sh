@@ -49,6 +49,8 @@ for t in "${targets[@]}"; do
   cp -n "$repo/fuzz/corpus/$t"/* "$d/corpus/" 2>/dev/null || true
 
   if ((secs > 0)); then
+    stamp=$d/.campaign-start # artifacts of earlier campaigns are not this one's
+    : >"$stamp"
     # -jobs=1 runs one worker process that logs to fuzz-0.log in the cwd.
     # /usr/bin/time adds the worker's CPU seconds (the machine is shared:
     # wall time overstates the fuzzing done).
@@ -67,8 +69,8 @@ for t in "${targets[@]}"; do
       "$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")" \
       "$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")" \
       "$(grep -o 'cov: [0-9]*' <<<"$last")" "$(grep -o 'ft: [0-9]*' <<<"$last")" \
-      "$(find "$d/artifacts" -type f ! -name 'slow-unit-*' | wc -l)" \
-      "$(find "$d/artifacts" -type f -name 'slow-unit-*' | wc -l)"
+      "$(find "$d/artifacts" -type f -newer "$stamp" ! -name 'slow-unit-*' | wc -l)" \
+      "$(find "$d/artifacts" -type f -newer "$stamp" -name 'slow-unit-*' | wc -l)"
     grep -m1 -E 'invariant violated|ERROR: AddressSanitizer|runtime error' "$log" | sed 's/^/    /' || true
   fi
 
