@@ -32,16 +32,22 @@ static gint ett_enh = -1;
 
 static expert_field ei_problem = EI_INIT;
 static expert_field ei_ssn = EI_INIT;
+static expert_field ei_ssn_far = EI_INIT;
 static expert_field ei_no_sid = EI_INIT;
 
 static dissector_handle_t seg_handle, ctrl_handle;
 
 /* One DDP stream: a matched pair of SCTP streams with the same identifier
  * (RFC 5043 §6). */
+typedef struct iwk_ssn_dir {
+    gboolean known;
+    guint16 next;    /* lowest DDP-SSN not yet seen (§6.1) */
+    guint64 waiting; /* DDP-SSNs next+1 .. next+64 seen already (bit i-1) */
+} iwk_ssn_dir;
+
 typedef struct iwk_sstream {
     iwk_conv *c;
-    gboolean ssn_known[2];
-    guint16 next_ssn[2]; /* DDP-SSN due next per direction (§6.1: no gaps) */
+    iwk_ssn_dir ssn[2];
 } iwk_sstream;
 
 /* Per association (the SCTP conversation): DDP streams by identifier. */
@@ -51,9 +57,14 @@ typedef struct iwk_sassoc {
 
 /* What the first pass found for one chunk (the SSN check needs order). */
 typedef struct iwk_schunk {
-    gboolean ssn_checked;
+    guint8 place; /* iw_sctp_ssn_place, or SSN_DUPLICATE */
     guint16 ssn_due;
 } iwk_schunk;
+
+#define SSN_DUPLICATE 0x10
+/* The receiver's window is not on the wire: DDP-SSNs further ahead than
+ * the engine's default are noted, not judged (§10 lets it terminate). */
+#define SSN_WINDOW IW_SCTP_WINDOW_DEFAULT
 
 static guint32 stream_count;
 
@@ -103,31 +114,85 @@ static int stream_dir(const iwk_conv *c, const packet_info *pinfo) {
     return (pinfo->srcport == c->port0 && addresses_equal(&pinfo->src, &c->addr0)) ? 0 : 1;
 }
 
-/* RFC 5043 §6.1: DDP-SSNs of a session have no gaps, and a session begins
- * at 0 with its Initiate (or Accept). Judged on the first pass, in capture
- * order; a capture that starts inside a session learns the number first. */
+/* RFC 5043 §5.2.1, §6.1, §10 through libiwarp's rule (iw_sctp_ssn_place_of,
+ * as the engine takes chunks): a session's DDP-SSNs start at 0 with its
+ * Initiate, Accept or Reject and are each used once; SCTP delivers chunks
+ * unordered, so one ahead of the next due only waits. Judged on the first
+ * pass in capture order; a capture that starts inside a session learns the
+ * number first. */
+static guint8 ssn_take(iwk_ssn_dir *t, guint16 ssn, gboolean starts, guint16 *due) {
+    if (starts) {
+        t->known = TRUE;
+        t->next = 0;
+        t->waiting = 0;
+    } else if (!t->known) {
+        t->known = TRUE;
+        t->next = ssn;
+        t->waiting = 0;
+    }
+    *due = t->next;
+    iw_sctp_ssn_place place = iw_sctp_ssn_place_of(t->next, ssn, SSN_WINDOW);
+    switch (place) {
+    case IW_SCTP_SSN_NEXT:
+        t->next++;
+        while (t->waiting & 1) { /* what waited for this one */
+            t->waiting >>= 1;
+            t->next++;
+        }
+        t->waiting >>= 1;
+        return place;
+    case IW_SCTP_SSN_AHEAD: {
+        guint64 bit = (guint64)1 << ((guint16)(ssn - t->next) - 1);
+        if (t->waiting & bit)
+            return SSN_DUPLICATE;
+        t->waiting |= bit;
+        return place;
+    }
+    case IW_SCTP_SSN_BEYOND:
+        /* Chunks missing from the capture, most likely: start again here. */
+        t->next = (guint16)(ssn + 1);
+        t->waiting = 0;
+        return place;
+    default:
+        return place;
+    }
+}
+
 static void check_ssn(packet_info *pinfo, proto_item *item, iwk_sstream *s, int d, guint16 ssn,
                       gboolean starts, guint32 tsn) {
     iwk_schunk *k = (iwk_schunk *)p_get_proto_data(wmem_file_scope(), pinfo, proto_iwk_sctp, tsn);
     if (!k && !PINFO_FD_VISITED(pinfo)) {
         k = wmem_new0(wmem_file_scope(), iwk_schunk);
-        if (starts) {
-            k->ssn_checked = TRUE;
-            k->ssn_due = 0;
-        } else if (s->ssn_known[d]) {
-            k->ssn_checked = TRUE;
-            k->ssn_due = s->next_ssn[d];
-        }
-        s->ssn_known[d] = TRUE;
-        s->next_ssn[d] = (guint16)(ssn + 1);
+        k->place = ssn_take(&s->ssn[d], ssn, starts, &k->ssn_due);
         p_add_proto_data(wmem_file_scope(), pinfo, proto_iwk_sctp, tsn, k);
     }
-    if (k && k->ssn_checked && k->ssn_due != ssn)
+    if (!k)
+        return;
+    switch (k->place) {
+    case IW_SCTP_SSN_STALE:
         expert_add_info_format(pinfo, item, &ei_ssn,
-                               "DDP-SSN %u where %u was due: a session's DDP-SSNs start at 0 "
-                               "and have no gaps (RFC 5043 §6.1; an invalid DDP-SSN MAY "
-                               "terminate the stream, §10)",
+                               "DDP-SSN %u already used in this session (%u is the lowest not "
+                               "yet seen): each is used once, from 0 (RFC 5043 §6.1; an invalid "
+                               "DDP-SSN MAY terminate the stream, §10)",
                                ssn, k->ssn_due);
+        break;
+    case SSN_DUPLICATE:
+        expert_add_info_format(pinfo, item, &ei_ssn,
+                               "DDP-SSN %u seen twice while %u is still awaited: each is used "
+                               "once (RFC 5043 §6.1, §10)",
+                               ssn, k->ssn_due);
+        break;
+    case IW_SCTP_SSN_BEYOND:
+        expert_add_info_format(pinfo, item, &ei_ssn_far,
+                               "DDP-SSN %u is %u ahead of %u, the lowest not yet seen: chunks "
+                               "missing from the capture, or past a %u-chunk receive window, "
+                               "which a receiver MAY terminate on (RFC 5043 §10)",
+                               ssn, (unsigned)(guint16)(ssn - k->ssn_due), k->ssn_due,
+                               (unsigned)SSN_WINDOW);
+        break;
+    default:
+        break;
+    }
 }
 
 static proto_item *add_top(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_tree **st,
@@ -303,7 +368,10 @@ void proto_register_iwk_sctp(void) {
         {&ei_problem,
          {"iwk_sctp.session_terminate", PI_PROTOCOL, PI_ERROR,
           "DDP Stream Session must be terminated", EXPFILL}},
-        {&ei_ssn, {"iwk_sctp.ssn_bad", PI_SEQUENCE, PI_WARN, "DDP-SSN out of sequence", EXPFILL}},
+        {&ei_ssn, {"iwk_sctp.ssn_bad", PI_SEQUENCE, PI_WARN, "DDP-SSN used twice", EXPFILL}},
+        {&ei_ssn_far,
+         {"iwk_sctp.ssn_far", PI_SEQUENCE, PI_NOTE, "DDP-SSN far ahead of the lowest awaited",
+          EXPFILL}},
         {&ei_no_sid,
          {"iwk_sctp.no_sid", PI_REASSEMBLE, PI_NOTE,
           "Reassembled chunk: its stream identifier is not known here, no state kept", EXPFILL}},

@@ -1394,8 +1394,10 @@ static void gen_sctp_ddp(const char *dir) {
     /* Stream 3: a Terminate carrying Private Data, crafted. */
     const uint8_t bad[] = {0x00, 0x00, 0x00, 0x04, 0xEE, 0xEE};
     sctp_data(&a, 0, 3, IW_SCTP_PPID_DDP_CONTROL, bad, sizeof bad);
-    /* Stream 4: a session whose second Send skips DDP-SSN 2 and MSN 2: the
-     * SSN gap (§6.1) and the shadow's MSN check, as over MPA. */
+    /* Stream 4: a session whose second Send skips DDP-SSN 2 and MSN 2 (SCTP
+     * delivers unordered, so DDP-SSN 3 waits for 2, §10; the shadow's MSN
+     * check flags MSN 3, as over MPA), then a third Send that uses DDP-SSN 3
+     * again (§6.1: each once). */
     iw_sctp_ctrl i4 = {.fc = IW_SCTP_FC_INITIATE};
     sctp_ctrl(&a, 0, 4, &i4);
     iw_sctp_ctrl a4 = {.fc = IW_SCTP_FC_ACCEPT};
@@ -1403,6 +1405,8 @@ static void gen_sctp_ddp(const char *dir) {
     m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1, 0, true);
     sctp_msg(&a, 0, 4, 1, &m, pay, 40);
     m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 3, 0, true);
+    sctp_msg(&a, 0, 4, 3, &m, pay, 40);
+    m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 4, 0, true);
     sctp_msg(&a, 0, 4, 3, &m, pay, 40);
     cap_close(c);
 }

@@ -403,12 +403,12 @@ int iw_sctp_conn_recv(iw_sctp_conn *sc, uint32_t ppid, const uint8_t *msg, size_
      * than the window cannot be accounted for by chunks still in flight
      * (§10: "An invalid DDP-SSN MAY result in termination"). */
     uint16_t ssn = iw_get_u16(msg);
-    uint16_t ahead = (uint16_t)(ssn - sc->rx_next);
-    if (ahead >= 0x8000u)
+    iw_sctp_ssn_place place = iw_sctp_ssn_place_of(sc->rx_next, ssn, sc->window);
+    if (place == IW_SCTP_SSN_STALE)
         return violation(sc, IW_SCTP_SESS_PROBLEM_SSN_STALE, IW_SCTP_PROBLEM_NONE, now);
-    if (ahead >= sc->window)
+    if (place == IW_SCTP_SSN_BEYOND)
         return violation(sc, IW_SCTP_SESS_PROBLEM_SSN_WINDOW, IW_SCTP_PROBLEM_NONE, now);
-    if (ahead) {
+    if (place == IW_SCTP_SSN_AHEAD) {
         /* §10: no resources for a chunk before it is known to be valid: the
          * DDP-SSN is in the window, and its length is one a chunk may have
          * (§9, §5.2.3), so the window holds at most window * out_cap. */

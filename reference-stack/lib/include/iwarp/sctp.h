@@ -136,6 +136,33 @@ iw_ssize iw_sctp_ctrl_encode(uint8_t *out, size_t outlen, const iw_sctp_ctrl *c)
  * unassigned). rr points into c's Private Data. */
 bool iw_sctp_ctrl_as_mpa(const iw_sctp_ctrl *c, iw_mpa_rr *rr);
 
+/* ---- DDP-SSN order (§5.2.1, §6.1, §10) ---- */
+
+/* Where a received DDP-SSN stands against `next`, the lowest one not yet
+ * taken in this session direction: chunks are taken in DDP-SSN order,
+ * which starts at 0 with no gaps, while SCTP delivers them unordered. One
+ * ahead within the receiver's `window` waits for the gap before it to
+ * fill; one behind `next` was used already; one further ahead cannot be
+ * accounted for by chunks still in flight ("An invalid DDP-SSN MAY result
+ * in termination", §10). Whether one ahead repeats one already waiting is
+ * the caller's to know. One rule for the engine (iw_sctp_conn) and the
+ * Wireshark plugin. */
+typedef enum iw_sctp_ssn_place {
+    IW_SCTP_SSN_NEXT = 0, /* the one due */
+    IW_SCTP_SSN_AHEAD,    /* within the window: waits */
+    IW_SCTP_SSN_STALE,    /* behind: already used */
+    IW_SCTP_SSN_BEYOND    /* past the window */
+} iw_sctp_ssn_place;
+
+static inline iw_sctp_ssn_place iw_sctp_ssn_place_of(uint16_t next, uint16_t ssn,
+                                                     uint32_t window) {
+    uint16_t ahead = (uint16_t)(ssn - next);
+    return ahead == 0          ? IW_SCTP_SSN_NEXT
+           : ahead >= 0x8000u  ? IW_SCTP_SSN_STALE
+           : ahead >= window   ? IW_SCTP_SSN_BEYOND
+                               : IW_SCTP_SSN_AHEAD;
+}
+
 /* ---- Adaptation Layer Indication (INIT / INIT-ACK parameter, §5.1) ---- */
 
 /* Decodes one parameter TLV at buf: returns its length (8), IW_ERR_NEED_MORE
