@@ -91,8 +91,9 @@ static void walk(const uint8_t *b, size_t len, size_t c, reading *r, uint8_t *sc
         /* As evidence of the grid, a marker must also be as every sender
          * MUST write it (RESERVED 0, FPDUPTR 4-aligned, RFC 5044 §4.2),
          * though a receiver decodes it regardless. */
-        bool mk = !r->m || (f.marker_ok && !(f.notes & (IW_NOTE(MARKER_PTR_LOW_BITS) |
-                                                        IW_NOTE(MARKER_RES_NONZERO))));
+        bool mk =
+            !r->m || (f.marker_ok &&
+                      !(f.notes & (IW_NOTE(MARKER_PTR_LOW_BITS) | IW_NOTE(MARKER_RES_NONZERO))));
         bool ver1 = decoded && f.ulpdu_len >= 2 &&
                     (f.ulpdu[0] & IW_DDP_CTRL_DV) == IW_DDP_VERSION &&
                     (f.ulpdu[1] >> 6) == IW_RDMAP_VERSION;

@@ -154,13 +154,12 @@ typedef enum iw_sctp_ssn_place {
     IW_SCTP_SSN_BEYOND    /* past the window */
 } iw_sctp_ssn_place;
 
-static inline iw_sctp_ssn_place iw_sctp_ssn_place_of(uint16_t next, uint16_t ssn,
-                                                     uint32_t window) {
+static inline iw_sctp_ssn_place iw_sctp_ssn_place_of(uint16_t next, uint16_t ssn, uint32_t window) {
     uint16_t ahead = (uint16_t)(ssn - next);
-    return ahead == 0          ? IW_SCTP_SSN_NEXT
-           : ahead >= 0x8000u  ? IW_SCTP_SSN_STALE
-           : ahead >= window   ? IW_SCTP_SSN_BEYOND
-                               : IW_SCTP_SSN_AHEAD;
+    return ahead == 0         ? IW_SCTP_SSN_NEXT
+           : ahead >= 0x8000u ? IW_SCTP_SSN_STALE
+           : ahead >= window  ? IW_SCTP_SSN_BEYOND
+                              : IW_SCTP_SSN_AHEAD;
 }
 
 /* ---- Adaptation Layer Indication (INIT / INIT-ACK parameter, §5.1) ---- */
