@@ -10,6 +10,7 @@ pkgs=(
   clang-14 clang libclang-rt-14-dev  # second compiler; ASan/UBSan/libFuzzer runtimes
   libisal-dev                        # ISA-L crc32_iscsi: the CRC benchmark's baseline
   libpcap-dev                        # pcap output (runner) and pcap input (iwarp-decode)
+  libusrsctp-dev                     # user-space SCTP: the verbs binding's SCTP transport (RFC 5043)
   libwireshark-dev wireshark-dev tshark  # the epan plugin and its golden replays
   libibverbs-dev librdmacm-dev       # iwarp-agent: the agent protocol over rdma-core
   python3-scapy python3-pytest       # Scapy layers, checked against libiwarp

@@ -17,88 +17,41 @@
 #include <time.h>
 #include <unistd.h>
 
-/* iovecs per readv/writev: a whole maximal FPDU with markers
- * (IW_MPA_GATHER_IOV_MAX), well under the kernel's UIO_MAXIOV of 1024. */
-#define VERBS_IOV 288
+#include "verbs_int.h"
 
-enum { OBJ_QP = 1, OBJ_LISTENER, OBJ_PENDING };
-
-typedef struct verbs_obj {
-    int kind;
-    int fd;
-} verbs_obj;
-
-typedef enum {
-    QP_IDLE = 0,   /* created, not connected */
-    QP_CONNECTING, /* TCP connect in progress */
-    QP_ACTIVE,     /* engine running */
-    QP_SHUT,       /* our side shut down; reading until EOF */
-    QP_DONE        /* socket closed */
-} qp_io_state;
-
-struct iw_cq {
-    iw_dev *dev;
-    iw_wc *ring;
-    uint32_t cap, head, count;
-    uint64_t overflows;
-    iw_cq *next;
-};
-
-struct iw_qp {
-    verbs_obj obj; /* first: epoll data points here */
-    iw_dev *dev;
-    uint32_t pd;
-    iw_cq *cq;
-    iw_conn_settings set;
-    uint8_t private_data[IW_MPA_PD_MAX]; /* set.private_data points here */
-    iw_conn *conn;
-    qp_io_state io;
-    bool want_out; /* EPOLLOUT armed */
-    void *user;
-    iw_qp *next;
-};
-
-/* An accepted TCP connection no QP has taken yet. Watched for the peer's
- * FIN only (its first octets are the engine's to read), and closed when
- * its time is up. */
-typedef struct pending_conn {
-    verbs_obj obj; /* first: epoll data points here */
-    iw_listener *l;
-    iw_tstamp deadline;
-    struct pending_conn *next; /* oldest first */
-} pending_conn;
-
-struct iw_listener {
-    verbs_obj obj;
-    iw_dev *dev;
-    uint16_t port;
-    pending_conn *pending, *pending_tail;
-    int n_pending;
-    int max_pending;
-    iw_tstamp pending_timeout;
-    iw_tstamp retry_at; /* accept rests until then (out of fds); 0: armed */
-    iw_listener_stats stats;
-    iw_listener *next;
-};
-
-struct iw_dev {
-    iw_rnic *rnic;
-    int epfd;
-    iw_qp *qps;
-    iw_cq *cqs;
-    iw_listener *listeners;
-};
-
-static iw_tstamp verbs_now(void) {
+iw_tstamp iw_verbs_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (iw_tstamp)ts.tv_sec * 1000000000ull + (iw_tstamp)ts.tv_nsec;
 }
 
-int iw_dev_open(iw_dev **out) {
+bool iw_transport_available(iw_transport t) {
+    return t == IW_TRANSPORT_TCP || (t == IW_TRANSPORT_SCTP && iw_vsctp_available());
+}
+
+const char *iw_transport_name(iw_transport t) {
+    return t == IW_TRANSPORT_TCP ? "tcp" : t == IW_TRANSPORT_SCTP ? "sctp" : "unknown";
+}
+
+int iw_transport_parse(const char *name, iw_transport *t) {
+    if (!name || !t)
+        return IW_ERR_INVALID_ARG;
+    if (!strcmp(name, "tcp"))
+        *t = IW_TRANSPORT_TCP;
+    else if (!strcmp(name, "sctp"))
+        *t = IW_TRANSPORT_SCTP;
+    else
+        return IW_ERR_INVALID_ARG;
+    return 0;
+}
+
+int iw_dev_open_transport(iw_dev **out, iw_transport t) {
+    if (!out || !iw_transport_available(t))
+        return IW_ERR_INVALID_ARG;
     iw_dev *d = calloc(1, sizeof *d);
     if (!d)
         return IW_ERR_NOMEM;
+    d->transport = t;
     d->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (d->epfd < 0 || iw_rnic_new(&d->rnic, NULL) < 0) {
         if (d->epfd >= 0)
@@ -106,9 +59,21 @@ int iw_dev_open(iw_dev **out) {
         free(d);
         return IW_ERR_NOMEM;
     }
+    if (t == IW_TRANSPORT_SCTP) {
+        int rc = iw_vsctp_dev_open(d);
+        if (rc < 0) {
+            iw_rnic_del(d->rnic);
+            close(d->epfd);
+            free(d);
+            return rc;
+        }
+    }
     *out = d;
     return 0;
 }
+
+int iw_dev_open(iw_dev **out) { return iw_dev_open_transport(out, IW_TRANSPORT_TCP); }
+iw_transport iw_dev_transport(const iw_dev *d) { return d->transport; }
 
 void iw_dev_close(iw_dev *d) {
     if (!d)
@@ -119,6 +84,8 @@ void iw_dev_close(iw_dev *d) {
         iw_listener_close(d->listeners);
     while (d->cqs)
         iw_cq_destroy(d->cqs);
+    if (d->transport == IW_TRANSPORT_SCTP)
+        iw_vsctp_dev_close(d);
     iw_rnic_del(d->rnic);
     close(d->epfd);
     free(d);
@@ -171,12 +138,12 @@ int iw_cq_poll(iw_cq *cq, iw_wc *wc, int n) {
 }
 
 int iw_cq_wait(iw_cq *cq, iw_wc *wc, int n, int timeout_ms) {
-    iw_tstamp end = verbs_now() + (iw_tstamp)(timeout_ms < 0 ? 0 : timeout_ms) * 1000000ull;
+    iw_tstamp end = iw_verbs_now() + (iw_tstamp)(timeout_ms < 0 ? 0 : timeout_ms) * 1000000ull;
     for (;;) {
         int k = iw_cq_poll(cq, wc, n);
         if (k)
             return k;
-        iw_tstamp now = verbs_now();
+        iw_tstamp now = iw_verbs_now();
         if (timeout_ms >= 0 && now >= end)
             return 0;
         int wait = timeout_ms < 0 ? -1 : (int)((end - now + 999999) / 1000000);
@@ -188,7 +155,7 @@ int iw_cq_wait(iw_cq *cq, iw_wc *wc, int n, int timeout_ms) {
 
 uint64_t iw_cq_overflows(const iw_cq *cq) { return cq->overflows; }
 
-static int verbs_on_event(iw_conn *conn, const iw_event *ev, void *user) {
+int iw_verbs_on_event(iw_conn *conn, const iw_event *ev, void *user) {
     (void)conn;
     iw_qp *qp = user;
     iw_cq *cq = qp->cq;
@@ -250,12 +217,23 @@ void iw_qp_destroy(iw_qp *q) {
             *p = q->next;
             break;
         }
+    if (q->dev->transport == IW_TRANSPORT_SCTP) {
+        iw_vsctp_qp_destroy(q); /* the engine is the SCTP adapter's */
+        free(q);
+        return;
+    }
     qp_close_fd(q);
     iw_conn_del(q->conn);
     free(q);
 }
 
 iw_conn *iw_qp_conn(iw_qp *q) { return q->conn; }
+
+int iw_qp_sctp_stats(const iw_qp *q, iw_sctp_conn_stats *out) {
+    if (!q || !out || !q->sctp)
+        return IW_ERR_INVALID_ARG;
+    return iw_vsctp_qp_stats(q, out);
+}
 void *iw_qp_user(const iw_qp *q) { return q->user; }
 void iw_qp_set_user(iw_qp *q, void *user) { q->user = user; }
 
@@ -274,7 +252,7 @@ static int qp_arm(iw_qp *q, bool out) {
 }
 
 static int qp_attach(iw_qp *q, int fd, iw_role role) {
-    static const iw_callbacks cb = {IW_CALLBACKS_V1, verbs_on_event};
+    static const iw_callbacks cb = {IW_CALLBACKS_V1, iw_verbs_on_event};
     iw_conn_settings s = q->set;
     s.role = role;
     int rc = iw_conn_new(&q->conn, q->dev->rnic, q->pd, &s, &cb, q);
@@ -290,8 +268,8 @@ static int qp_attach(iw_qp *q, int fd, iw_role role) {
     return 0;
 }
 
-static int verbs_sockaddr(const char *host, uint16_t port, struct sockaddr_storage *ss,
-                          socklen_t *len) {
+int iw_verbs_sockaddr(const char *host, uint16_t port, struct sockaddr_storage *ss,
+                      socklen_t *len) {
     memset(ss, 0, sizeof *ss);
     struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
     struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
@@ -311,11 +289,13 @@ static int verbs_sockaddr(const char *host, uint16_t port, struct sockaddr_stora
 }
 
 int iw_qp_connect(iw_qp *q, const char *host, uint16_t port) {
-    if (q->io != QP_IDLE)
+    if (q->io != QP_IDLE || !host)
         return IW_ERR_INVALID_ARG;
+    if (q->dev->transport == IW_TRANSPORT_SCTP)
+        return iw_vsctp_connect(q, host, port);
     struct sockaddr_storage ss;
     socklen_t sl;
-    if (verbs_sockaddr(host, port, &ss, &sl) < 0)
+    if (iw_verbs_sockaddr(host, port, &ss, &sl) < 0)
         return IW_ERR_INVALID_ARG;
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
@@ -340,6 +320,8 @@ int iw_qp_post_send(iw_qp *q, const iw_send_wr *wr) {
     if (!q->conn)
         return IW_ERR_INVALID_ARG;
     int rc = iw_conn_post_send(q->conn, wr);
+    if (rc == 0 && q->sctp)
+        return iw_vsctp_qp_kick(q);
     if (rc == 0 && q->io == QP_ACTIVE)
         rc = qp_flush(q);
     return rc;
@@ -354,7 +336,9 @@ int iw_qp_post_recv(iw_qp *q, uint64_t wr_id, void *buf, uint32_t len) {
 int iw_qp_close(iw_qp *q) {
     if (!q->conn)
         return IW_ERR_INVALID_ARG;
-    int rc = iw_conn_close(q->conn, verbs_now());
+    int rc = iw_conn_close(q->conn, iw_verbs_now());
+    if (rc == 0 && q->sctp)
+        return iw_vsctp_qp_kick(q);
     if (rc == 0 && q->io == QP_ACTIVE)
         rc = qp_flush(q);
     return rc;
@@ -390,11 +374,11 @@ static int qp_flush(iw_qp *q) {
             if (errno == EINTR)
                 continue;
             /* The LLP failed (RFC 5044 §8 code 1). */
-            iw_conn_rx_eof(q->conn, verbs_now());
+            iw_conn_rx_eof(q->conn, iw_verbs_now());
             qp_close_fd(q);
             return 0;
         }
-        int rc = iw_conn_tx_commit(q->conn, (size_t)w, verbs_now());
+        int rc = iw_conn_tx_commit(q->conn, (size_t)w, iw_verbs_now());
         if (rc < 0)
             return rc;
     }
@@ -423,12 +407,12 @@ static int qp_read(iw_qp *q) {
                 continue;
         }
         if (r <= 0) {
-            iw_conn_rx_eof(q->conn, verbs_now());
+            iw_conn_rx_eof(q->conn, iw_verbs_now());
             qp_close_fd(q);
             return 0;
         }
         if (n > 0) {
-            int rc = iw_conn_rx_commit(q->conn, (size_t)r, verbs_now());
+            int rc = iw_conn_rx_commit(q->conn, (size_t)r, iw_verbs_now());
             if (rc < 0)
                 return rc;
         }
@@ -444,12 +428,12 @@ static int qp_event(iw_qp *q, uint32_t events) {
         socklen_t el = sizeof err;
         getsockopt(q->obj.fd, SOL_SOCKET, SO_ERROR, &err, &el);
         if (err) {
-            iw_conn_rx_eof(q->conn, verbs_now());
+            iw_conn_rx_eof(q->conn, iw_verbs_now());
             qp_close_fd(q);
             return 0;
         }
         q->io = QP_ACTIVE;
-        int rc = iw_conn_start(q->conn, verbs_now());
+        int rc = iw_conn_start(q->conn, iw_verbs_now());
         if (rc < 0)
             return rc;
     }
@@ -468,9 +452,13 @@ static int qp_event(iw_qp *q, uint32_t events) {
 /* ---- listeners ---- */
 
 int iw_listen(iw_dev *d, const char *host, uint16_t port, iw_listener **out) {
+    if (!host || !out)
+        return IW_ERR_INVALID_ARG;
+    if (d->transport == IW_TRANSPORT_SCTP)
+        return iw_vsctp_listen(d, host, port, out);
     struct sockaddr_storage ss;
     socklen_t sl;
-    if (verbs_sockaddr(host, port, &ss, &sl) < 0)
+    if (iw_verbs_sockaddr(host, port, &ss, &sl) < 0)
         return IW_ERR_INVALID_ARG;
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
@@ -554,7 +542,7 @@ static void listener_accept(iw_listener *l) {
                 /* The connection stays queued in the kernel; without a
                  * rest, level-triggered epoll would report it at once. */
                 l->stats.accept_errors++;
-                l->retry_at = verbs_now() + (iw_tstamp)IW_LISTEN_BACKOFF_MS * 1000000u;
+                l->retry_at = iw_verbs_now() + (iw_tstamp)IW_LISTEN_BACKOFF_MS * 1000000u;
                 listener_arm(l, false);
             }
             return;
@@ -567,7 +555,7 @@ static void listener_accept(iw_listener *l) {
         }
         p->obj = (verbs_obj){OBJ_PENDING, fd};
         p->l = l;
-        p->deadline = verbs_now() + l->pending_timeout;
+        p->deadline = iw_verbs_now() + l->pending_timeout;
         struct epoll_event ev = {.events = EPOLLRDHUP, .data.ptr = &p->obj};
         if (epoll_ctl(l->dev->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
             close(fd);
@@ -605,8 +593,10 @@ static iw_tstamp listener_expiry(const iw_listener *l) {
 }
 
 int iw_accept(iw_listener *l, iw_qp *q) {
-    if (q->io != QP_IDLE)
+    if (q->io != QP_IDLE || q->dev != l->dev)
         return IW_ERR_INVALID_ARG;
+    if (l->dev->transport == IW_TRANSPORT_SCTP)
+        return iw_vsctp_accept(l, q);
     listener_accept(l);
     pending_conn *p = l->pending;
     if (!p)
@@ -626,7 +616,7 @@ int iw_accept(iw_listener *l, iw_qp *q) {
         return rc;
     }
     q->io = QP_ACTIVE;
-    return iw_conn_start(q->conn, verbs_now());
+    return iw_conn_start(q->conn, iw_verbs_now());
 }
 
 void iw_listener_close(iw_listener *l) {
@@ -637,6 +627,11 @@ void iw_listener_close(iw_listener *l) {
             *p = l->next;
             break;
         }
+    if (l->sctp) {
+        iw_vsctp_listener_close(l);
+        free(l);
+        return;
+    }
     epoll_ctl(l->dev->epfd, EPOLL_CTL_DEL, l->obj.fd, NULL);
     close(l->obj.fd);
     while (l->pending)
@@ -647,7 +642,9 @@ void iw_listener_close(iw_listener *l) {
 /* ---- progress ---- */
 
 int iw_dev_progress(iw_dev *d, int timeout_ms) {
-    iw_tstamp now = verbs_now();
+    if (d->transport == IW_TRANSPORT_SCTP)
+        return iw_vsctp_progress(d, timeout_ms);
+    iw_tstamp now = iw_verbs_now();
     iw_tstamp next = UINT64_MAX;
     for (iw_qp *q = d->qps; q; q = q->next)
         if (q->conn && q->io == QP_ACTIVE) {
@@ -687,7 +684,7 @@ int iw_dev_progress(iw_dev *d, int timeout_ms) {
         if (rc < 0)
             return rc;
     }
-    now = verbs_now();
+    now = iw_verbs_now();
     for (iw_listener *l = d->listeners; l; l = l->next)
         listener_expire(l, now);
     for (iw_qp *q = d->qps; q; q = q->next)

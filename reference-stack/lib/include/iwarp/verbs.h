@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* A small verbs-like API over TCP: devices, completion queues, queue pairs,
- * connect/listen, post_send/post_recv/poll.
+/* A small verbs-like API over TCP or SCTP: devices, completion queues,
+ * queue pairs, connect/listen, post_send/post_recv/poll.
  *
  * This is the socket binding of the sans-I/O engine (engine.h): each QP
  * owns one non-blocking TCP socket, registered with the device's epoll set.
@@ -13,11 +13,24 @@
  *
  * A library of its own on top of libiwarp: link with libiwarp_verbs
  * (pkg-config iwarp-verbs, CMake iwarp::verbs), which brings libiwarp.
- * Linux only (epoll). */
+ * Linux only (epoll).
+ *
+ * SCTP (IW_TRANSPORT_SCTP, when built with libusrsctp): DDP directly on SCTP
+ * (RFC 5043) through the RFC 5043 adapter (<iwarp/sctp_conn.h>), with a
+ * user-space SCTP stack (libusrsctp) whose packets travel in UDP datagrams
+ * (RFC 6951's format) on a non-blocking UDP socket in the same epoll set:
+ * still single-threaded, progress still iw_dev_progress. One association
+ * per QP, carrying one DDP stream (SCTP stream 0). usrsctp's state is
+ * process-wide: the first SCTP device starts it, the last one closed stops
+ * it, so all SCTP devices of a process must be used from one thread.
+ * Ports are UDP ports; the SCTP port of an endpoint is its UDP port number.
+ * Payload is copied once on receive (out of usrsctp, into its final
+ * address) and once on send (into usrsctp). */
 #ifndef IWARP_VERBS_H
 #define IWARP_VERBS_H
 
 #include <iwarp/engine.h>
+#include <iwarp/sctp_conn.h>
 
 IW_BEGIN_DECLS
 
@@ -32,7 +45,24 @@ typedef struct iw_wc {
     iw_event ev; /* ev.info points at the QP's iw_conn_info */
 } iw_wc;
 
+/* The lower layer a device's QPs and listeners use. */
+typedef enum iw_transport {
+    IW_TRANSPORT_TCP = 0, /* MPA over TCP (RFC 5044) */
+    IW_TRANSPORT_SCTP = 1 /* DDP over SCTP (RFC 5043), libusrsctp over UDP */
+} iw_transport;
+
+/* SCTP only when this library was built with libusrsctp. */
+bool iw_transport_available(iw_transport t);
+/* "tcp" or "sctp"; IW_ERR_INVALID_ARG for anything else. */
+int iw_transport_parse(const char *name, iw_transport *t);
+const char *iw_transport_name(iw_transport t);
+
+/* A TCP device. */
 int iw_dev_open(iw_dev **out);
+/* A device of the given transport; IW_ERR_INVALID_ARG when it is not
+ * available, IW_ERR_FATAL when the SCTP stack cannot start. */
+int iw_dev_open_transport(iw_dev **out, iw_transport t);
+iw_transport iw_dev_transport(const iw_dev *dev);
 void iw_dev_close(iw_dev *dev); /* destroys remaining QPs, CQs, listeners */
 iw_rnic *iw_dev_rnic(iw_dev *dev);
 /* An fd that is readable when iw_dev_progress has work (for outer loops). */
@@ -55,13 +85,18 @@ uint64_t iw_cq_overflows(const iw_cq *cq);
 int iw_qp_create(iw_dev *dev, uint32_t pd, iw_cq *cq, const iw_conn_settings *s, iw_qp **out);
 void iw_qp_destroy(iw_qp *qp);
 /* Active side: TCP connect to host:port (numeric IPv4/IPv6), then MPA as
- * initiator. IW_EV_CONNECTED (or CLOSED/REJECTED) arrives on the CQ. */
+ * initiator; SCTP: an association to host:port, then the DDP Stream Session
+ * Initiate. IW_EV_CONNECTED (or CLOSED/REJECTED) arrives on the CQ. */
 int iw_qp_connect(iw_qp *qp, const char *host, uint16_t port);
 int iw_qp_post_send(iw_qp *qp, const iw_send_wr *wr);
 int iw_qp_post_recv(iw_qp *qp, uint64_t wr_id, void *buf, uint32_t len);
 /* Orderly close: pending sends go out, then the socket is shut down. */
 int iw_qp_close(iw_qp *qp);
 iw_conn *iw_qp_conn(iw_qp *qp); /* NULL before connect/accept */
+/* SCTP QPs: the RFC 5043 adapter's counters (Session Terminate sent and
+ * received, reordered chunks). IW_ERR_INVALID_ARG for a TCP QP or before
+ * connect/accept. */
+int iw_qp_sctp_stats(const iw_qp *qp, iw_sctp_conn_stats *out);
 void iw_qp_get_stats(const iw_qp *qp, iw_conn_stats *out);
 /* Application pointer carried by the QP. */
 void *iw_qp_user(const iw_qp *qp);
