@@ -79,11 +79,17 @@ int iw_vsctp_qp_stats(const iw_qp *q, iw_sctp_conn_stats *out) {
  * socket exists, its timers run at least this often. */
 #define VS_TICK_MS 10
 #define VS_DGRAM_MAX 65536
+#define VS_UDP_BUF (2 << 20)
 #define VS_BATCH 64       /* datagrams per readiness event: fairness */
 #define VS_READS 256      /* messages per QP per progress call: fairness */
 #define VS_SLOT_BITS 20   /* links: slot in the low bits of the AF_CONN address */
 #define VS_NOTIF_MAX 2048 /* a notification read in one piece */
-#define VS_MAX_SEG IW_SCTP_MAX_SEG_DEFAULT
+/* RFC 6951 §5: the UDP header counts against the path MTU. A 1500-octet
+ * IPv4 path carries SCTP packets of 1500 - 20 - 8 octets, so the largest
+ * DDP segment is that less the SCTP common (12) and DATA chunk (16)
+ * headers and the DDP-SSN (2): RFC 5043 §9's arithmetic with UDP in it. */
+#define VS_PATH_MTU (1500 - 20 - 8)
+#define VS_MAX_SEG (VS_PATH_MTU - 12 - 16 - IW_SCTP_SSN_LEN)
 /* Largest message a session takes or sends (a DDP Segment, or a Session
  * Control message with 512 octets of Private Data): iw_sctp_conn's out_cap. */
 #define VS_MSG_MAX (IW_SCTP_SSN_LEN + VS_MAX_SEG)
@@ -288,6 +294,12 @@ static vs_udp *vs_udp_new(iw_dev *d, int fd, bool connected) {
     vs_udp *u = calloc(1, sizeof *u);
     if (!u)
         return NULL;
+    /* A window's worth of datagrams: a full socket drops them, and SCTP
+     * then waits for its retransmission timer (RFC 4960 §6.3; the kernel
+     * caps this at net.core.rmem_max / wmem_max). */
+    int buf = VS_UDP_BUF;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
     u->obj = (verbs_obj){OBJ_SCTP_LINK, fd};
     u->dev = d;
     u->connected = connected;
@@ -330,6 +342,15 @@ static int vs_sock_setup(struct socket *so) {
         usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_RECVRCVINFO, &on, sizeof on) < 0 ||
         /* §11.2: untagged messages SHOULD NOT wait for bundling. */
         usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_NODELAY, &on, sizeof on) < 0)
+        return IW_ERR_FATAL;
+    /* A fixed path MTU (no PMTU discovery over UDP here), so each DDP
+     * segment is one DATA chunk in one datagram. */
+    struct sctp_paddrparams pp;
+    memset(&pp, 0, sizeof pp);
+    pp.spp_assoc_id = SCTP_FUTURE_ASSOC;
+    pp.spp_pathmtu = VS_PATH_MTU;
+    pp.spp_flags = SPP_PMTUD_DISABLE;
+    if (usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &pp, sizeof pp) < 0)
         return IW_ERR_FATAL;
     static const uint16_t events[] = {SCTP_ASSOC_CHANGE, SCTP_ADAPTATION_INDICATION,
                                       SCTP_SENDER_DRY_EVENT, SCTP_SHUTDOWN_EVENT};
@@ -743,7 +764,8 @@ static void vs_listener_accept(iw_listener *l, iw_tstamp now) {
             return;
         vs_link *k = vs_lookup((uintptr_t)from.sconn_addr);
         vs_pending *p = NULL;
-        if (k && !k->held && l->n_pending < l->max_pending && vs_sock_setup(so) == 0)
+        /* The accepted socket inherits the listener's options. */
+        if (k && !k->held && l->n_pending < l->max_pending && usrsctp_set_non_blocking(so, 1) == 0)
             p = calloc(1, sizeof *p);
         if (!p) {
             vs_abort_close(so);

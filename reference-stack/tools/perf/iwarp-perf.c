@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iwarp-perf: what perftest's ib_{write,read,send}_{bw,lat} are for RNICs,
- * for libiwarp's verbs API over TCP between two processes (docs/iwarp-perf.md).
+ * for libiwarp's verbs API over TCP (or SCTP, --transport sctp) between two
+ * processes (docs/iwarp-perf.md).
  *
  * This file is the command line: the options, and main, which hands the
  * session to one of two protocols through its table (perf_proto.h):
@@ -22,7 +23,8 @@ static const char usage_text[] =
     "Usage: " PERF_PROG " [OPTIONS]                 server: wait for one client\n"
     "       " PERF_PROG " [OPTIONS] SERVER_ADDR     client: run the test against a server\n"
     "\n"
-    "perftest's ib_{write,read,send}_{bw,lat} for iWARP over TCP (libiwarp verbs).\n"
+    "perftest's ib_{write,read,send}_{bw,lat} for iWARP over TCP (libiwarp verbs),\n"
+    "or DDP directly over SCTP (RFC 5043) with --transport sctp.\n"
     "The client's test options decide the test; give the framing options to both sides.\n"
     "\n"
     "Test (client):\n"
@@ -47,7 +49,10 @@ static const char usage_text[] =
     "      --emss N                 effective MSS for MULPDU, 128..65535 (default 1460;\n"
     "                               65483 on loopback, whose MTU is 65536)\n"
     "Connection:\n"
-    "  -p, --port PORT              TCP port (default 18515; server: 0 picks one)\n"
+    "      --transport tcp|sctp     tcp: MPA over TCP (default); sctp: DDP over SCTP\n"
+    "                               (RFC 5043; user-space SCTP in UDP datagrams, both\n"
+    "                               sides; the MPA framing options do not apply)\n"
+    "  -p, --port PORT              TCP (or UDP) port (default 18515; server: 0 picks one)\n"
     "  -b, --bind ADDR              server: listen address (default 127.0.0.1)\n"
     "      --connect-delay MS       initiator: wait MS after the MPA Reply before the first\n"
     "                               FPDU (default 0; 50 with --perftest: siw's Reply race)\n"
@@ -116,6 +121,7 @@ static const opt_def opt_defs[] = {
     {NULL, "--emss", true},      {NULL, "--cut-through", false},  {"-p", "--port", true},
     {"-b", "--bind", true},      {"-h", "--help", false},         {"-V", "--version", false},
     {NULL, "--perftest", false}, {NULL, "--connect-delay", true}, {NULL, "--rx-depth", true},
+    {NULL, "--transport", true},
 };
 
 static const perf_proto *proto_of(const perf_opts *o) {
@@ -131,6 +137,7 @@ static int parse_opts(int argc, char **argv, perf_opts *o) {
     o->emss = 1460;
     o->port = PERF_DEFAULT_PORT;
     bool size_set = false, only_args = false;
+    const char *mpa_only = NULL; /* the first MPA framing option given */
     const char *bind = NULL, *server = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -216,10 +223,18 @@ static int parse_opts(int argc, char **argv, perf_opts *o) {
             o->poll = true;
         } else if (!strcmp(l, "--crc") || !strcmp(l, "--no-crc")) {
             o->crc = !strcmp(l, "--crc");
+            mpa_only = mpa_only ? mpa_only : l;
         } else if (!strcmp(l, "--markers") || !strcmp(l, "--no-markers")) {
             o->markers = !strcmp(l, "--markers");
+            mpa_only = mpa_only ? mpa_only : l;
         } else if (!strcmp(l, "--cut-through")) {
             o->cut_through = true;
+            mpa_only = mpa_only ? mpa_only : l;
+        } else if (!strcmp(l, "--transport")) {
+            if (iw_transport_parse(val, &o->transport) < 0)
+                return usage_error("--transport takes tcp or sctp, not '%s'", val);
+            if (!iw_transport_available(o->transport))
+                return usage_error("--transport %s: this build has no SCTP (libusrsctp-dev)", val);
         } else if (!strcmp(l, "--mpa-rev")) {
             if (strcmp(val, "1") && strcmp(val, "2"))
                 return usage_error("--mpa-rev takes 1 or 2, not '%s'", val);
@@ -228,6 +243,7 @@ static int parse_opts(int argc, char **argv, perf_opts *o) {
             if (!parse_num(val, 128, 65535, false, &v))
                 return usage_error("--emss takes a number from 128 to 65535, not '%s'", val);
             o->emss = (uint32_t)v;
+            mpa_only = mpa_only ? mpa_only : l;
         } else if (!strcmp(l, "--port")) {
             if (!parse_num(val, 0, 65535, false, &v))
                 return usage_error("--port takes a number from 0 to 65535, not '%s'", val);
@@ -261,6 +277,16 @@ static int parse_opts(int argc, char **argv, perf_opts *o) {
         return usage_error("-n (iterations) and -D (duration) cannot be combined");
     if (!size_set)
         o->size = o->lat ? 2 : 65536;
+    if (o->transport == IW_TRANSPORT_SCTP) {
+        /* RFC 5043 has no markers and no MPA CRC (SCTP's CRC32c covers each
+         * chunk), and its segment size is the SCTP binding's (§9). */
+        if (mpa_only)
+            return usage_error("%s is an MPA option: DDP over SCTP (--transport sctp) has no "
+                               "MPA framing",
+                               mpa_only);
+        if (o->perftest)
+            return usage_error("--perftest speaks to perftest over TCP: not with --transport sctp");
+    }
     /* The protocol's own rules (perf_proto.h). */
     const char *why = proto_of(o)->check_opts(o);
     if (why)

@@ -124,7 +124,9 @@ static int on_wc(perf *x, const iw_wc *w) {
         return 0;
     case IW_EV_REJECTED:
         x->closed = true;
-        return perf_fail(x, "the peer rejected the connection (MPA R=1)");
+        return perf_fail(x, x->o->transport == IW_TRANSPORT_SCTP
+                                ? "the peer rejected the session (DDP Stream Session Reject)"
+                                : "the peer rejected the connection (MPA R=1)");
     case IW_EV_CLOSED:
         x->closed = true;
         if (x->bye)
@@ -139,6 +141,11 @@ static int on_wc(perf *x, const iw_wc *w) {
             x->close_rfc = ev->rfc;
             return 0;
         }
+        if (!x->connected && !x->server && x->o->transport == IW_TRANSPORT_SCTP)
+            return perf_fail(x,
+                             "cannot connect to %s port %u: no SCTP association with the DDP "
+                             "adaptation (refused, aborted or not answered)",
+                             x->o->host, x->o->port);
         if (!x->connected && !x->server)
             return perf_fail(x, "cannot connect to %s port %u: %s", x->o->host, x->o->port,
                              iw_close_str(ev->close));
@@ -258,7 +265,8 @@ void perf_settings(const perf *x, iw_conn_settings *s) {
 
 int perf_open_dev(perf *x, uint32_t cq_depth) {
     int rc;
-    if ((rc = iw_dev_open(&x->dev)) < 0 || (rc = iw_pd_alloc(iw_dev_rnic(x->dev), &x->pd)) < 0 ||
+    if ((rc = iw_dev_open_transport(&x->dev, x->o->transport)) < 0 ||
+        (rc = iw_pd_alloc(iw_dev_rnic(x->dev), &x->pd)) < 0 ||
         (rc = iw_cq_create(x->dev, cq_depth, &x->cq)) < 0)
         return perf_fail(x, "cannot open the device: %s", iw_strerror(rc));
     return 0;
@@ -556,14 +564,20 @@ void perf_print_header(const perf *x) {
     printf(PERF_DASHES);
     printf("                    %s Test\n", title[x->lat][x->test]);
     bool v6 = strchr(o->host, ':') != NULL;
-    printf(" Transport       : iWARP over TCP (libiwarp verbs), %sserver %s%s%s:%u\n",
-           x->hk->server_kind, v6 ? "[" : "", o->host, v6 ? "]" : "", o->port);
+    bool sctp = o->transport == IW_TRANSPORT_SCTP;
+    printf(" Transport       : %s (libiwarp verbs), %sserver %s%s%s:%u%s\n",
+           sctp ? "DDP over SCTP, RFC 5043" : "iWARP over TCP", x->hk->server_kind, v6 ? "[" : "",
+           o->host, v6 ? "]" : "", o->port, sctp ? " (UDP, usrsctp)" : "");
     if (x->hk->header_peer)
         x->hk->header_peer(x);
-    printf(" MPA             : rev %u%s, CRC %s, markers tx %s / rx %s, MULPDU %u (EMSS %u)\n",
-           x->info.mpa_rev, x->info.enhanced ? " (enhanced)" : "", x->info.crc ? "on" : "off",
-           x->info.markers_tx ? "on" : "off", x->info.markers_rx ? "on" : "off", x->info.mulpdu,
-           o->emss);
+    if (sctp)
+        printf(" Session         : DDP Stream Session, %s function codes, max DDP segment %u\n",
+               x->info.enhanced ? "enhanced (RFC 6581 section 7)" : "RFC 5043", x->info.mulpdu);
+    else
+        printf(" MPA             : rev %u%s, CRC %s, markers tx %s / rx %s, MULPDU %u (EMSS %u)\n",
+               x->info.mpa_rev, x->info.enhanced ? " (enhanced)" : "", x->info.crc ? "on" : "off",
+               x->info.markers_tx ? "on" : "off", x->info.markers_rx ? "on" : "off", x->info.mulpdu,
+               o->emss);
     if (x->lat)
         printf(" Mode            : ping-pong%s, %s\n",
                x->test == PERF_WRITE  ? " (poll the last octet, perftest write_lat)"
@@ -572,7 +586,9 @@ void perf_print_header(const perf *x) {
                x->test == PERF_READ ? "time per Read" : "time = round trip / 2");
     else
         printf(" TX depth        : %u%s\n", x->depth,
-               x->test == PERF_READ ? "" : " (completion = handed to TCP)");
+               x->test == PERF_READ ? ""
+               : sctp               ? " (completion = handed to SCTP)"
+                                    : " (completion = handed to TCP)");
     printf(" IRD / ORD       : %u / %u\n", x->info.ird, x->info.ord);
     printf(" Verify          : %s      Polling: %s\n", x->verify ? "on" : "off",
            o->poll ? "busy (--poll)" : "epoll");
@@ -591,13 +607,14 @@ void perf_print_header(const perf *x) {
 }
 
 static void json_common(const perf *x, uint32_t size, uint64_t n) {
-    printf("{\"test\":\"%s\",\"mode\":\"%s\",\"bytes\":%u,\"iterations\":%llu,"
-           "\"mpa_rev\":%u,\"crc\":%s,\"markers_tx\":%s,\"markers_rx\":%s,\"mulpdu\":%u,"
+    printf("{\"test\":\"%s\",\"mode\":\"%s\",\"transport\":\"%s\",\"bytes\":%u,"
+           "\"iterations\":%llu,\"mpa_rev\":%u,\"crc\":%s,\"markers_tx\":%s,\"markers_rx\":%s,"
+           "\"mulpdu\":%u,"
            "\"emss\":%u,\"depth\":%u,\"verify\":\"%s\",",
-           perf_test_name(x->test), x->lat ? "lat" : "bw", size, (unsigned long long)n,
-           x->info.mpa_rev, x->info.crc ? "true" : "false", x->info.markers_tx ? "true" : "false",
-           x->info.markers_rx ? "true" : "false", x->info.mulpdu, x->o->emss, x->lat ? 1 : x->depth,
-           x->verify ? "ok" : "off");
+           perf_test_name(x->test), x->lat ? "lat" : "bw", iw_transport_name(x->o->transport), size,
+           (unsigned long long)n, x->info.mpa_rev, x->info.crc ? "true" : "false",
+           x->info.markers_tx ? "true" : "false", x->info.markers_rx ? "true" : "false",
+           x->info.mulpdu, x->o->emss, x->lat ? 1 : x->depth, x->verify ? "ok" : "off");
 }
 
 void perf_report_bw(const perf *x, uint32_t size, const perf_bw_result *r) {

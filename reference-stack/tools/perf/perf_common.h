@@ -50,6 +50,7 @@ typedef struct perf_opts {
     uint32_t connect_delay_ms; /* initiator: quiet time after the MPA Reply */
     bool connect_delay_set;    /* given on the command line */
     uint32_t rx_depth;         /* --perftest send_bw: receives / credit window; 0: default */
+    iw_transport transport;    /* --transport: MPA over TCP, or DDP over SCTP (RFC 5043) */
 } perf_opts;
 
 typedef struct perf perf;

@@ -15,7 +15,7 @@
 #   perf_pair.sh expect IWARP_PERF RC STDERR_REGEX ARGS...
 #       Runs iwarp-perf alone; passes when it exits RC with stderr matching
 #       STDERR_REGEX and nothing on stdout.
-#   perf_pair.sh refused IWARP_PERF
+#   perf_pair.sh refused IWARP_PERF [ARGS...]
 #       A client against a port nobody listens on: exit 1, a clear message.
 set -u
 mode=$1 bin=$2
@@ -93,6 +93,12 @@ pair)
         ;;
     esac
     grep -q 'session done' "$work/srv.out" || { echo "FAIL: server session not done"; exit 1; }
+    case " $* " in
+    *" --transport sctp "*)
+        grep -Eq 'DDP over SCTP, RFC 5043|"transport":"sctp"' "$work/cli.out" ||
+            { echo "FAIL: the client did not report SCTP"; exit 1; }
+        ;;
+    esac
     echo "PASS: $rows sizes"
     ;;
 expect)
@@ -107,9 +113,12 @@ expect)
     echo PASS
     ;;
 refused)
-    # Bind an ephemeral port, then free it: nobody listens there now.
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 9)
-    timeout 30 "$bin" -p "$port" -n 1 127.0.0.1 >"$work/out" 2>"$work/err"
+    # Bind an ephemeral port, then free it: nobody listens there now. With
+    # --transport sctp (extra args) the port is a UDP one.
+    kind=SOCK_STREAM
+    case " $* " in *" sctp "*) kind=SOCK_DGRAM ;; esac
+    port=$(python3 -c "import socket; s=socket.socket(type=socket.$kind); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])" 2>/dev/null || echo 9)
+    timeout 30 "$bin" -p "$port" -n 1 "$@" 127.0.0.1 >"$work/out" 2>"$work/err"
     rc=$?
     show out err
     [ "$rc" = 1 ] || { echo "FAIL: exit $rc, expected 1"; exit 1; }
