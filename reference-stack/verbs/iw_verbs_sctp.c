@@ -84,12 +84,14 @@ int iw_vsctp_qp_stats(const iw_qp *q, iw_sctp_conn_stats *out) {
 #define VS_READS 256      /* messages per QP per progress call: fairness */
 #define VS_SLOT_BITS 20   /* links: slot in the low bits of the AF_CONN address */
 #define VS_NOTIF_MAX 2048 /* a notification read in one piece */
-/* RFC 6951 §5: the UDP header counts against the path MTU. A 1500-octet
- * IPv4 path carries SCTP packets of 1500 - 20 - 8 octets, so the largest
- * DDP segment is that less the SCTP common (12) and DATA chunk (16)
- * headers and the DDP-SSN (2): RFC 5043 §9's arithmetic with UDP in it. */
+/* RFC 5043 §9: the largest DDP segment is the largest that needs neither
+ * IP nor SCTP fragmentation, a little below it so a control chunk can be
+ * bundled. The UDP header counts against the path MTU (RFC 6951 §5): a
+ * 1500-octet IPv4 path carries SCTP packets of 1500 - 20 - 8 octets; less
+ * the SCTP common (12) and DATA chunk (16) headers, the DDP-SSN (2) and
+ * room for a SACK chunk without gap blocks (16, RFC 4960 §3.3.4). */
 #define VS_PATH_MTU (1500 - 20 - 8)
-#define VS_MAX_SEG (VS_PATH_MTU - 12 - 16 - IW_SCTP_SSN_LEN)
+#define VS_MAX_SEG (VS_PATH_MTU - 12 - 16 - IW_SCTP_SSN_LEN - 16)
 /* Largest message a session takes or sends (a DDP Segment, or a Session
  * Control message with 512 octets of Private Data): iw_sctp_conn's out_cap. */
 #define VS_MSG_MAX (IW_SCTP_SSN_LEN + VS_MAX_SEG)
@@ -479,6 +481,31 @@ static int vs_notification(iw_qp *q, const uint8_t *buf, size_t len, iw_tstamp n
     }
 }
 
+/* Fatal errors go up (iw_dev_progress fails); any other error of one QP
+ * ends its association, never the device's progress. */
+static int vs_qp_error(iw_qp *q, int rc, iw_tstamp now) {
+    if (rc >= 0)
+        return rc;
+    return iw_err_is_fatal(rc) ? rc : vs_abort(q, now);
+}
+
+/* The session begins once the association is up and the peer indicated
+ * DDP (RFC 5043 §11.1): the active side's Initiate goes out. */
+static int vs_maybe_start(iw_qp *q, iw_tstamp now) {
+    struct vs_qp *s = q->sctp;
+    if (s->started || !s->up || !s->adapt_ok || s->gone)
+        return 0;
+    /* A QP closed (or timed out) before its association came up. */
+    if (iw_conn_get_state(q->conn) == IW_CONN_CLOSED)
+        return vs_abort(q, now);
+    int rc = iw_sctp_conn_start(s->sc, now);
+    if (rc < 0)
+        return vs_qp_error(q, rc, now);
+    s->started = true;
+    q->io = QP_ACTIVE;
+    return 0;
+}
+
 /* One whole message on our stream, to the adapter. */
 static int vs_deliver(iw_qp *q, uint32_t ppid, iw_tstamp now) {
     struct vs_qp *s = q->sctp;
@@ -487,10 +514,15 @@ static int vs_deliver(iw_qp *q, uint32_t ppid, iw_tstamp now) {
     /* §11.1: no DDP before the peer indicated DDP. */
     if (!s->adapt_ok)
         return vs_abort(q, now);
-    int rc = iw_sctp_conn_recv(s->sc, ppid, s->rx, len, now);
+    /* A peer may send before our Initiate went out: the adapter judges
+     * that chunk in a started session (§6.2). */
+    int rc = vs_maybe_start(q, now);
+    if (rc < 0 || s->gone)
+        return rc;
+    rc = iw_sctp_conn_recv(s->sc, ppid, s->rx, len, now);
     /* IW_ERR_PROTO: the adapter ended the session (§6.1); its Session
      * Terminate goes out with the next flush. */
-    return rc == IW_ERR_PROTO ? 0 : rc;
+    return rc == IW_ERR_PROTO ? 0 : vs_qp_error(q, rc, now);
 }
 
 static int vs_qp_read(iw_qp *q, iw_tstamp now) {
@@ -554,6 +586,8 @@ static int vs_send(struct vs_qp *s, uint32_t ppid, uint16_t sid, const uint8_t *
     si.snd_flags = SCTP_UNORDERED; /* RFC 5043 §10: U=1 */
     si.snd_ppid = htonl(ppid);
     ssize_t w = usrsctp_sendv(s->so, data, len, NULL, 0, &si, sizeof si, SCTP_SENDV_SNDINFO, 0);
+    if (w >= 0 && (size_t)w != len)
+        return -1; /* a message cut in two has no framing left */
     if (w >= 0) {
         s->sent++;
         return 1;
@@ -577,7 +611,7 @@ static int vs_qp_flush(iw_qp *q, iw_tstamp now) {
         iw_sctp_msg m;
         int rc = iw_sctp_conn_next(s->sc, &m, now);
         if (rc < 0)
-            return rc;
+            return vs_qp_error(q, rc, now);
         if (rc == 0)
             break;
         int w = vs_send(s, m.ppid, m.sid, m.data, m.len);
@@ -606,15 +640,10 @@ static int vs_qp_flush(iw_qp *q, iw_tstamp now) {
 static int vs_qp_service(iw_qp *q, iw_tstamp now) {
     struct vs_qp *s = q->sctp;
     int rc = vs_qp_read(q, now);
+    if (rc == 0 && !s->gone)
+        rc = vs_maybe_start(q, now);
     if (rc < 0 || s->gone)
         return rc;
-    if (s->up && s->adapt_ok && !s->started) {
-        rc = iw_sctp_conn_start(s->sc, now);
-        if (rc < 0)
-            return rc;
-        s->started = true;
-        q->io = QP_ACTIVE;
-    }
     return vs_qp_flush(q, now);
 }
 
@@ -965,7 +994,7 @@ int iw_vsctp_progress(iw_dev *d, int timeout_ms) {
         if (rc < 0)
             return rc;
         if (q->sctp->started && !q->sctp->gone && iw_conn_get_expiry(q->conn) <= now) {
-            rc = iw_conn_handle_expiry(q->conn, now);
+            rc = vs_qp_error(q, iw_conn_handle_expiry(q->conn, now), now);
             if (rc < 0)
                 return rc;
             rc = vs_qp_flush(q, now);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The verbs API over SCTP (RFC 5043, libusrsctp in UDP on loopback):
  * connect, reject, a Send/Write/Read round trip with every octet checked,
- * close with its Session Terminate, a refused connect, and two raw SCTP
- * peers in a child process (their own usrsctp): one that answers the
- * Initiate and then sends a malformed DDP Segment chunk, which must get
- * the Session Terminate (§6.1), and one whose INIT-ACK lacks the DDP
+ * close with its Session Terminate, a refused connect, and raw SCTP peers
+ * in a child process (their own usrsctp): one that answers the Initiate
+ * and then sends a malformed DDP Segment chunk, which must get the Session
+ * Terminate (§6.1), one that sends a DDP Segment instead of the Accept
+ * (§6.2), also terminated, and one whose INIT-ACK lacks the DDP
  * Adaptation Layer Indication, which must get no DDP at all (§11.1).
  * Waits are for conditions, capped; no timing assertion. */
 #define _GNU_SOURCE
@@ -303,7 +304,7 @@ static int rp_output(void *addr, void *buf, size_t len, uint8_t tos, uint8_t set
 
 enum {
     RP_OK = 0,
-    RP_NO_ADAPT = 11,
+    RP_ADAPT_MISSING = 11,
     RP_BAD_INITIATE = 12,
     RP_NOT_TERMINATE = 13,
     RP_NOT_ABORTED = 14,
@@ -319,11 +320,17 @@ static int rp_send(struct socket *so, uint32_t ppid, const uint8_t *b, size_t n)
     return usrsctp_sendv(so, b, n, NULL, 0, &si, sizeof si, SCTP_SENDV_SNDINFO, 0) < 0 ? -1 : 0;
 }
 
-/* malformed: answer the Initiate with an Accept, then send a DDP Segment
- * chunk too short for its DDP-SSN; expect a Session Terminate back. Else
- * (no DDP indication in our INIT-ACK): expect the association aborted
- * before any DATA. */
-static int raw_peer(uint16_t port, bool malformed) {
+/* What the raw peer does after the Initiate. */
+typedef enum rp_mode {
+    RP_MALFORMED, /* an Accept, then a DDP Segment chunk too short for its DDP-SSN */
+    RP_EARLY_SEG, /* a well-formed DDP Segment instead of the Accept (§6.2) */
+    RP_NO_ADAPT   /* no DDP indication in the INIT-ACK: must get no DATA at all */
+} rp_mode;
+
+/* RP_MALFORMED, RP_EARLY_SEG: expect a Session Terminate back. RP_NO_ADAPT:
+ * expect the association aborted before any DATA. */
+static int raw_peer(uint16_t port, rp_mode mode) {
+    bool malformed = mode != RP_NO_ADAPT;
     usrsctp_init_nothreads(0, rp_output, NULL);
     usrsctp_register_address(&rp_fd);
     struct socket *ls = usrsctp_socket(AF_CONN, SOCK_STREAM, IPPROTO_SCTP, NULL, NULL, 0, NULL);
@@ -387,7 +394,7 @@ static int raw_peer(uint16_t port, bool malformed) {
                 break;
             }
             if (!adapt) { /* our peer's INIT had no DDP indication (§5.1) */
-                result = RP_NO_ADAPT;
+                result = RP_ADAPT_MISSING;
                 break;
             }
             iw_sctp_ctrl c;
@@ -410,8 +417,17 @@ static int raw_peer(uint16_t port, bool malformed) {
                 iw_ssize k = iw_sctp_ctrl_encode(out, sizeof out, &acc);
                 /* DDP-SSN 1 would follow; one octet is not even a DDP-SSN. */
                 static const uint8_t bad[1] = {0};
-                if (k < 0 || rp_send(so, IW_SCTP_PPID_DDP_CONTROL, out, (size_t)k) ||
-                    rp_send(so, IW_SCTP_PPID_DDP_SEGMENT, bad, sizeof bad)) {
+                /* DDP-SSN 0, then an untagged DDP header (RFC 5041 §4.3:
+                 * L=1, DV=1, RDMAP Send, QN 0, MSN 1, MO 0) and 4 octets. */
+                static const uint8_t early[] = {0, 0, 0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0,
+                                                0, 0, 0,    1,    0, 0, 0, 0, 1, 2, 3, 4};
+                bool ok = k >= 0;
+                if (ok && mode == RP_MALFORMED)
+                    ok = !rp_send(so, IW_SCTP_PPID_DDP_CONTROL, out, (size_t)k) &&
+                         !rp_send(so, IW_SCTP_PPID_DDP_SEGMENT, bad, sizeof bad);
+                else if (ok)
+                    ok = !rp_send(so, IW_SCTP_PPID_DDP_SEGMENT, early, sizeof early);
+                if (!ok) {
                     result = RP_SETUP;
                     break;
                 }
@@ -430,7 +446,7 @@ static int raw_peer(uint16_t port, bool malformed) {
 }
 
 /* Runs raw_peer in a child on a fresh UDP port; returns its pid, *port. */
-static pid_t raw_peer_start(bool malformed, uint16_t *port) {
+static pid_t raw_peer_start(rp_mode mode, uint16_t *port) {
     rp_fd = socket(AF_INET, SOCK_DGRAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -441,17 +457,18 @@ static pid_t raw_peer_start(bool malformed, uint16_t *port) {
     *port = ntohs(a.sin_port);
     pid_t pid = fork();
     if (pid == 0)
-        _exit(raw_peer(*port, malformed));
+        _exit(raw_peer(*port, mode));
     close(rp_fd);
     return pid;
 }
 
-static int raw_peer_result(pid_t pid) {
+/* The child's verdict, while our side keeps answering it. */
+static int raw_peer_wait(iw_dev *d, pid_t pid) {
     int st = 0;
     for (int i = 0; i < WAIT_MS / 10; i++) {
         if (waitpid(pid, &st, WNOHANG) == pid)
             return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
-        usleep(10000);
+        iw_dev_progress(d, 10);
     }
     kill(pid, SIGKILL);
     waitpid(pid, &st, 0);
@@ -472,7 +489,7 @@ static void client_to(uint16_t port, iw_dev **d, iw_cq **cq, iw_qp **q) {
 IW_TEST(sctp_malformed_chunk_gets_terminate) {
     /* usrsctp is process-wide: the child starts its own before ours. */
     uint16_t port;
-    pid_t pid = raw_peer_start(true, &port);
+    pid_t pid = raw_peer_start(RP_MALFORMED, &port);
     REQUIRE(pid > 0);
     iw_dev *d;
     iw_cq *cq;
@@ -486,22 +503,33 @@ IW_TEST(sctp_malformed_chunk_gets_terminate) {
     CHECK_EQ(iw_qp_sctp_stats(q, &st), 0);
     CHECK(st.term_tx);
     /* The child checks it got the Terminate, with the next DDP-SSN. */
-    int res = -1;
-    for (int i = 0; i < WAIT_MS / 10 && res == -1; i++) {
-        iw_dev_progress(d, 10);
-        int wst;
-        if (waitpid(pid, &wst, WNOHANG) == pid)
-            res = WIFEXITED(wst) ? WEXITSTATUS(wst) : 100;
-    }
-    if (res == -1)
-        res = raw_peer_result(pid);
-    CHECK_EQ(res, RP_OK);
+    CHECK_EQ(raw_peer_wait(d, pid), RP_OK);
+    iw_dev_close(d);
+}
+
+IW_TEST(sctp_segment_before_accept_gets_terminate) {
+    uint16_t port;
+    pid_t pid = raw_peer_start(RP_EARLY_SEG, &port);
+    REQUIRE(pid > 0);
+    iw_dev *d;
+    iw_cq *cq;
+    iw_qp *q;
+    client_to(port, &d, &cq, &q);
+    REQUIRE(q != NULL);
+    seen_client = 0;
+    /* §6.2: DDP Segments follow the Accept: never connected, terminated. */
+    CHECK(wait_for(cq, &seen_client, IW_EV_CLOSED, NULL));
+    CHECK(!(seen_client & (1u << IW_EV_CONNECTED)));
+    iw_sctp_conn_stats st;
+    CHECK_EQ(iw_qp_sctp_stats(q, &st), 0);
+    CHECK(st.term_tx);
+    CHECK_EQ(raw_peer_wait(d, pid), RP_OK);
     iw_dev_close(d);
 }
 
 IW_TEST(sctp_peer_without_ddp_indication) {
     uint16_t port;
-    pid_t pid = raw_peer_start(false, &port);
+    pid_t pid = raw_peer_start(RP_NO_ADAPT, &port);
     REQUIRE(pid > 0);
     iw_dev *d;
     iw_cq *cq;
@@ -515,20 +543,12 @@ IW_TEST(sctp_peer_without_ddp_indication) {
     iw_sctp_conn_stats st;
     CHECK_EQ(iw_qp_sctp_stats(q, &st), 0);
     CHECK_EQ(st.chunks_tx, 0);
-    int res = -1;
-    for (int i = 0; i < WAIT_MS / 10 && res == -1; i++) {
-        iw_dev_progress(d, 10);
-        int wst;
-        if (waitpid(pid, &wst, WNOHANG) == pid)
-            res = WIFEXITED(wst) ? WEXITSTATUS(wst) : 100;
-    }
-    if (res == -1)
-        res = raw_peer_result(pid);
-    CHECK_EQ(res, RP_OK);
+    CHECK_EQ(raw_peer_wait(d, pid), RP_OK);
     iw_dev_close(d);
 }
 
 IW_TEST_MAIN("iw_verbs_sctp", IW_CASE(sctp_available), IW_CASE(sctp_connect), IW_CASE(sctp_reject),
              IW_CASE(sctp_round_trip), IW_CASE(sctp_close), IW_CASE(sctp_refused),
              IW_CASE(sctp_malformed_chunk_gets_terminate),
+             IW_CASE(sctp_segment_before_accept_gets_terminate),
              IW_CASE(sctp_peer_without_ddp_indication))
