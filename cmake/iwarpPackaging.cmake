@@ -26,6 +26,12 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/iwarpConfig.cmake
 # --prefix, cpack's /usr), known only at install time: everything else is
 # filled in now, the prefix then.
 set(IW_PC_PREFIX "@IW_PC_PREFIX@")
+# The static libiwarp_verbs needs libusrsctp when it has the SCTP transport.
+if(IW_HAVE_USRSCTP)
+  set(IW_VERBS_LIBS_PRIVATE "-lusrsctp")
+else()
+  set(IW_VERBS_LIBS_PRIVATE "")
+endif()
 foreach(pc iwarp iwarp-verbs)
   configure_file(${CMAKE_CURRENT_LIST_DIR}/${pc}.pc.in ${CMAKE_CURRENT_BINARY_DIR}/${pc}.pc.in @ONLY)
   install(CODE "set(IW_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")

@@ -255,6 +255,65 @@ IW_TEST(sctp_close) {
     iw_dev_close(p.dev);
 }
 
+/* Datagrams that are not SCTP packets, or are broken ones, reach the
+ * listener's UDP socket: usrsctp drops them (length, CRC32c: RFC 4960
+ * §6.8), the listener makes no association of them, and a real client
+ * still gets in afterwards. */
+IW_TEST(sctp_garbage_datagrams) {
+    pair p;
+    memset(&p, 0, sizeof p);
+    REQUIRE(iw_dev_open_transport(&p.dev, IW_TRANSPORT_SCTP) == 0);
+    REQUIRE(iw_listen(p.dev, "127.0.0.1", 0, &p.l) == 0);
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    REQUIRE(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(iw_listener_port(p.l))};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    uint8_t b[2048];
+    unsigned x = 12345;
+    for (int i = 0; i < 300; i++) {
+        size_t n = (size_t)(i % 40) * 37 % sizeof b; /* 0 .. 1443, some under a header */
+        for (size_t k = 0; k < n; k++)
+            b[k] = (uint8_t)((x = x * 1103515245u + 12345u) >> 16);
+        if (i % 3 == 0 && n >= 16) {
+            /* ports of the listener, a zero tag and an INIT chunk type:
+             * only the CRC32c is wrong */
+            b[0] = 0x30, b[1] = 0x39;
+            b[2] = (uint8_t)(iw_listener_port(p.l) >> 8), b[3] = (uint8_t)iw_listener_port(p.l);
+            memset(b + 4, 0, 4);
+            b[12] = 1;
+        }
+        sendto(fd, b, n, 0, (struct sockaddr *)&a, sizeof a);
+        if (i % 50 == 0)
+            iw_dev_progress(p.dev, 0);
+    }
+    close(fd);
+    for (int i = 0; i < 20; i++)
+        iw_dev_progress(p.dev, 5);
+    iw_listener_stats ls;
+    iw_listener_get_stats(p.l, &ls);
+    CHECK_EQ(ls.accepted, 0);
+    CHECK_EQ(iw_listener_pending(p.l), 0);
+    /* And the listener still works. */
+    iw_conn_settings s;
+    iw_conn_settings_default(&s, IW_ROLE_INITIATOR);
+    REQUIRE(iw_pd_alloc(iw_dev_rnic(p.dev), &p.pd) == 0 && iw_cq_create(p.dev, 64, &p.ccq) == 0 &&
+            iw_cq_create(p.dev, 64, &p.scq) == 0 &&
+            iw_qp_create(p.dev, p.pd, p.ccq, &s, &p.client) == 0 &&
+            iw_qp_create(p.dev, p.pd, p.scq, &s, &p.server) == 0);
+    REQUIRE(iw_qp_connect(p.client, "127.0.0.1", iw_listener_port(p.l)) == 0);
+    int rc = IW_ERR_NEED_MORE;
+    for (int i = 0; i < WAIT_MS / 10 && rc == IW_ERR_NEED_MORE; i++) {
+        rc = iw_accept(p.l, p.server);
+        if (rc == IW_ERR_NEED_MORE)
+            iw_dev_progress(p.dev, 10);
+    }
+    CHECK_EQ(rc, 0);
+    seen_client = seen_server = 0;
+    CHECK(wait_for(p.ccq, &seen_client, IW_EV_CONNECTED, NULL));
+    CHECK(wait_for(p.scq, &seen_server, IW_EV_CONNECTED, NULL));
+    iw_dev_close(p.dev);
+}
+
 /* A UDP port on loopback that nothing listens on. */
 static uint16_t dead_port(void) {
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -548,7 +607,7 @@ IW_TEST(sctp_peer_without_ddp_indication) {
 }
 
 IW_TEST_MAIN("iw_verbs_sctp", IW_CASE(sctp_available), IW_CASE(sctp_connect), IW_CASE(sctp_reject),
-             IW_CASE(sctp_round_trip), IW_CASE(sctp_close), IW_CASE(sctp_refused),
-             IW_CASE(sctp_malformed_chunk_gets_terminate),
+             IW_CASE(sctp_round_trip), IW_CASE(sctp_close), IW_CASE(sctp_garbage_datagrams),
+             IW_CASE(sctp_refused), IW_CASE(sctp_malformed_chunk_gets_terminate),
              IW_CASE(sctp_segment_before_accept_gets_terminate),
              IW_CASE(sctp_peer_without_ddp_indication))
