@@ -65,7 +65,9 @@ int iw_dev_open_transport(iw_dev **out, iw_transport t);
 iw_transport iw_dev_transport(const iw_dev *dev);
 void iw_dev_close(iw_dev *dev); /* destroys remaining QPs, CQs, listeners */
 iw_rnic *iw_dev_rnic(iw_dev *dev);
-/* An fd that is readable when iw_dev_progress has work (for outer loops). */
+/* An fd that is readable when iw_dev_progress has work (for outer loops).
+ * An SCTP device also needs iw_dev_progress every 10 ms or so while it has
+ * a listener or an association: usrsctp's timers cannot be waited for. */
 int iw_dev_fd(const iw_dev *dev);
 /* Wait up to timeout_ms (-1: forever, 0: poll) for socket readiness or a
  * timer, then move bytes and raise completions. Returns 0 or IW_ERR_*. */
@@ -103,7 +105,9 @@ void *iw_qp_user(const iw_qp *qp);
 void iw_qp_set_user(iw_qp *qp, void *user);
 
 /* Passive side: listen on host:port (port 0: any). Accepted TCP
- * connections wait as "pending" until iw_accept hands one to a QP. That
+ * connections (SCTP: established associations; the UDP peers not yet
+ * associated are bounded by IW_LISTEN_PENDING_HARD_MAX and forgotten after
+ * the pending timeout) wait as "pending" until iw_accept hands one to a QP. That
  * wait is bounded: at most max_pending of them (beyond, a connection is
  * closed as soon as it is accepted), each for at most the pending timeout
  * (then closed), and one whose peer closes is closed at once. When accept
