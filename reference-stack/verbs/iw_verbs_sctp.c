@@ -87,11 +87,14 @@ int iw_vsctp_qp_stats(const iw_qp *q, iw_sctp_conn_stats *out) {
 /* RFC 5043 §9: the largest DDP segment is the largest that needs neither
  * IP nor SCTP fragmentation, a little below it so a control chunk can be
  * bundled. The UDP header counts against the path MTU (RFC 6951 §5): a
- * 1500-octet IPv4 path carries SCTP packets of 1500 - 20 - 8 octets; less
- * the SCTP common (12) and DATA chunk (16) headers, the DDP-SSN (2) and
- * room for a SACK chunk without gap blocks (16, RFC 4960 §3.3.4). */
-#define VS_PATH_MTU (1500 - 20 - 8)
-#define VS_MAX_SEG (VS_PATH_MTU - 12 - 16 - IW_SCTP_SSN_LEN - 16)
+ * 1500-octet path carries SCTP packets of 1500 less the IP header (20, or
+ * 40 for IPv6) and UDP (8) octets; the segment is that less the SCTP
+ * common (12) and DATA chunk (16) headers, the DDP-SSN (2) and room for a
+ * SACK chunk without gap blocks (16, RFC 4960 §3.3.4): 1426 over IPv4,
+ * 1406 over IPv6. */
+#define VS_PATH_MTU(family) (1500 - ((family) == AF_INET6 ? 40 : 20) - 8)
+#define VS_SEG(family) (VS_PATH_MTU(family) - 12 - 16 - IW_SCTP_SSN_LEN - 16)
+#define VS_MAX_SEG VS_SEG(AF_INET) /* the larger: buffers are sized for it */
 /* Largest message a session takes or sends (a DDP Segment, or a Session
  * Control message with 512 octets of Private Data): iw_sctp_conn's out_cap. */
 #define VS_MSG_MAX (IW_SCTP_SSN_LEN + VS_MAX_SEG)
@@ -333,7 +336,7 @@ static void vs_abort_close(struct socket *so) {
     usrsctp_close(so);
 }
 
-static int vs_sock_setup(struct socket *so) {
+static int vs_sock_setup(struct socket *so, int family) {
     if (usrsctp_set_non_blocking(so, 1) < 0)
         return IW_ERR_FATAL;
     /* RFC 5043 §5.1, §11.1: the DDP Adaptation Layer Indication in our
@@ -350,7 +353,7 @@ static int vs_sock_setup(struct socket *so) {
     struct sctp_paddrparams pp;
     memset(&pp, 0, sizeof pp);
     pp.spp_assoc_id = SCTP_FUTURE_ASSOC;
-    pp.spp_pathmtu = VS_PATH_MTU;
+    pp.spp_pathmtu = VS_PATH_MTU(family);
     pp.spp_flags = SPP_PMTUD_DISABLE;
     if (usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &pp, sizeof pp) < 0)
         return IW_ERR_FATAL;
@@ -364,9 +367,9 @@ static int vs_sock_setup(struct socket *so) {
     return 0;
 }
 
-static struct socket *vs_socket(void) {
+static struct socket *vs_socket(int family) {
     struct socket *so = usrsctp_socket(AF_CONN, SOCK_STREAM, IPPROTO_SCTP, NULL, NULL, 0, NULL);
-    if (so && vs_sock_setup(so) < 0) {
+    if (so && vs_sock_setup(so, family) < 0) {
         usrsctp_close(so);
         return NULL;
     }
@@ -410,7 +413,7 @@ static int vs_qp_attach(iw_qp *q, struct socket *so, vs_link *k, iw_role role) {
     cs.conn = q->set;
     cs.conn.role = role;
     cs.sid = 0;
-    cs.max_seg = VS_MAX_SEG;
+    cs.max_seg = VS_SEG(k->peer.ss_family);
     int rc = iw_sctp_conn_new(&s->sc, q->dev->rnic, q->pd, &cs, &cb, q);
     if (rc < 0) {
         free(s);
@@ -677,7 +680,7 @@ int iw_vsctp_connect(iw_qp *q, const char *host, uint16_t port) {
         vs_udp_maybe_free(u);
         return IW_ERR_NOMEM;
     }
-    struct socket *so = vs_socket();
+    struct socket *so = vs_socket(ss.ss_family);
     /* Our SCTP port is our UDP port, as the listener's is its. */
     struct sockaddr_conn a = vs_sconn(k->id, lport);
     int rc = so ? 0 : IW_ERR_FATAL;
@@ -738,7 +741,7 @@ int iw_vsctp_listen(iw_dev *d, const char *host, uint16_t port, iw_listener **ou
     u->l = l;
     /* Bound to every AF_CONN address (NULL): each peer is a link of its
      * own; the port tells this listener's associations apart. */
-    struct socket *so = vs_socket();
+    struct socket *so = vs_socket(ss.ss_family);
     struct sockaddr_conn a = vs_sconn(0, lport);
     if (!so || usrsctp_bind(so, (struct sockaddr *)&a, sizeof a) < 0 ||
         usrsctp_listen(so, IW_LISTEN_PENDING_MAX) < 0) {
