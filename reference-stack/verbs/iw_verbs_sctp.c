@@ -633,7 +633,12 @@ static int vs_qp_flush(iw_qp *q, iw_tstamp now) {
      * ends the association after the last chunk is acked. */
     iw_sctp_conn_stats st;
     iw_sctp_conn_get_stats(s->sc, &st);
-    if (!s->shut && (st.term_tx || st.term_rx || s->rejected) && !iw_sctp_conn_want_write(s->sc)) {
+    /* A session that never began (no Initiate came before the engine's
+     * startup timeout or the ULP's close) has nothing to terminate. */
+    bool never = iw_sctp_conn_session(s->sc) == IW_SCTP_SESS_STARTING &&
+                 iw_conn_get_state(q->conn) == IW_CONN_CLOSED;
+    if (!s->shut && (st.term_tx || st.term_rx || s->rejected || never) &&
+        !iw_sctp_conn_want_write(s->sc)) {
         usrsctp_shutdown(s->so, SHUT_WR);
         s->shut = true;
     }

@@ -600,6 +600,134 @@ static int raw_peer_wait(iw_dev *d, pid_t pid) {
     return -1;
 }
 
+/* A raw client that sets up the association (with the DDP indication)
+ * and then says nothing: the passive side's session times out and the
+ * association must end with SCTP's SHUTDOWN, not linger. The listener's
+ * port comes through a pipe: usrsctp starts in this process only after
+ * the parent's fork. */
+static int raw_silent_client(int port_pipe) {
+    uint16_t port = 0;
+    if (read(port_pipe, &port, sizeof port) != (ssize_t)sizeof port)
+        return RP_SETUP;
+    rp_fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in me = {.sin_family = AF_INET};
+    me.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t ml = sizeof me;
+    if (rp_fd < 0 || bind(rp_fd, (struct sockaddr *)&me, sizeof me) < 0 ||
+        getsockname(rp_fd, (struct sockaddr *)&me, &ml) < 0)
+        return RP_SETUP;
+    struct sockaddr_in *to = (struct sockaddr_in *)&rp_peer;
+    memset(&rp_peer, 0, sizeof rp_peer);
+    to->sin_family = AF_INET;
+    to->sin_port = htons(port);
+    to->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    rp_peer_len = sizeof *to;
+    usrsctp_init_nothreads(0, rp_output, NULL);
+    usrsctp_register_address(&rp_fd);
+    struct socket *so = usrsctp_socket(AF_CONN, SOCK_STREAM, IPPROTO_SCTP, NULL, NULL, 0, NULL);
+    if (!so)
+        return RP_SETUP;
+    usrsctp_set_non_blocking(so, 1);
+    struct sctp_setadaptation ad = {.ssb_adaptation_ind = IW_SCTP_ADAPT_DDP};
+    usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_ADAPTATION_LAYER, &ad, sizeof ad);
+    const uint16_t evs[] = {SCTP_ASSOC_CHANGE, SCTP_SHUTDOWN_EVENT};
+    for (int i = 0; i < 2; i++) {
+        struct sctp_event ev = {.se_assoc_id = SCTP_FUTURE_ASSOC, .se_type = evs[i], .se_on = 1};
+        usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof ev);
+    }
+    struct sockaddr_conn a;
+    memset(&a, 0, sizeof a);
+    a.sconn_family = AF_CONN;
+    a.sconn_port = me.sin_port;
+    a.sconn_addr = &rp_fd;
+    if (usrsctp_bind(so, (struct sockaddr *)&a, sizeof a) < 0)
+        return RP_SETUP;
+    a.sconn_port = htons(port);
+    if (usrsctp_connect(so, (struct sockaddr *)&a, sizeof a) < 0 && errno != EINPROGRESS)
+        return RP_SETUP;
+    bool up = false;
+    int result = RP_TIMEOUT;
+    static uint8_t dgram[65536];
+    for (int tick = 0; tick < WAIT_MS / 5 && result == RP_TIMEOUT; tick++) {
+        struct pollfd pf = {.fd = rp_fd, .events = POLLIN};
+        if (poll(&pf, 1, 5) > 0) {
+            ssize_t n = recv(rp_fd, dgram, sizeof dgram, 0);
+            if (n > 0)
+                usrsctp_conninput(&rp_fd, dgram, (size_t)n, 0);
+        }
+        usrsctp_handle_timers(5);
+        for (;;) {
+            uint8_t m[2048];
+            int flags = 0;
+            ssize_t r = usrsctp_recvv(so, m, sizeof m, NULL, NULL, NULL, NULL, NULL, &flags);
+            if (r < 0)
+                break;
+            if (!(flags & MSG_NOTIFICATION)) {
+                /* 0: the association shut down; anything else: DATA */
+                result = r == 0 && up ? RP_OK : RP_NOT_ABORTED;
+                break;
+            }
+            union sctp_notification *nt = (union sctp_notification *)(void *)m;
+            if (nt->sn_header.sn_type == SCTP_SHUTDOWN_EVENT)
+                result = up ? RP_OK : RP_NOT_ABORTED;
+            else if (nt->sn_header.sn_type == SCTP_ASSOC_CHANGE) {
+                uint16_t st = nt->sn_assoc_change.sac_state;
+                if (st == SCTP_COMM_UP)
+                    up = true;
+                else /* aborted, or lost: not the graceful end wanted */
+                    result = st == SCTP_SHUTDOWN_COMP && up ? RP_OK : RP_NOT_ABORTED;
+            }
+            if (result != RP_TIMEOUT)
+                break;
+        }
+    }
+    usrsctp_close(so);
+    for (int i = 0; i < 100 && usrsctp_finish() != 0; i++)
+        usrsctp_handle_timers(10);
+    return result;
+}
+
+IW_TEST(sctp_silent_peer_gets_shutdown) {
+    int pp[2];
+    REQUIRE(pipe(pp) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(pp[1]);
+        _exit(raw_silent_client(pp[0]));
+    }
+    close(pp[0]);
+    REQUIRE(pid > 0);
+    iw_dev *d;
+    uint32_t pd;
+    iw_cq *cq;
+    iw_listener *l;
+    iw_qp *q;
+    iw_conn_settings s;
+    iw_conn_settings_default(&s, IW_ROLE_RESPONDER);
+    s.mpa_timeout = 300 * 1000000ull; /* the Initiate must come within 300 ms */
+    REQUIRE(iw_dev_open_transport(&d, IW_TRANSPORT_SCTP) == 0);
+    REQUIRE(iw_pd_alloc(iw_dev_rnic(d), &pd) == 0 && iw_cq_create(d, 16, &cq) == 0 &&
+            iw_qp_create(d, pd, cq, &s, &q) == 0 && iw_listen(d, "127.0.0.1", 0, &l) == 0);
+    uint16_t port = iw_listener_port(l);
+    REQUIRE(write(pp[1], &port, sizeof port) == (ssize_t)sizeof port);
+    close(pp[1]);
+    int rc = IW_ERR_NEED_MORE;
+    for (int i = 0; i < WAIT_MS / 10 && rc == IW_ERR_NEED_MORE; i++) {
+        rc = iw_accept(l, q);
+        if (rc == IW_ERR_NEED_MORE)
+            iw_dev_progress(d, 10);
+    }
+    CHECK_EQ(rc, 0);
+    seen_server = 0;
+    CHECK(wait_for(cq, &seen_server, IW_EV_CLOSED, NULL));
+    CHECK(!(seen_server & (1u << IW_EV_CONNECTED)));
+    iw_sctp_conn_stats st;
+    CHECK_EQ(iw_qp_sctp_stats(q, &st), 0);
+    CHECK(!st.term_tx); /* no session began: nothing to terminate */
+    CHECK_EQ(raw_peer_wait(d, pid), RP_OK);
+    iw_dev_close(d);
+}
+
 static void client_to(uint16_t port, iw_dev **d, iw_cq **cq, iw_qp **q) {
     uint32_t pd;
     iw_conn_settings s;
@@ -677,4 +805,4 @@ IW_TEST_MAIN("iw_verbs_sctp", IW_CASE(sctp_available), IW_CASE(sctp_connect), IW
              IW_CASE(sctp_ipv6_two_devices), IW_CASE(sctp_refused),
              IW_CASE(sctp_malformed_chunk_gets_terminate),
              IW_CASE(sctp_segment_before_accept_gets_terminate),
-             IW_CASE(sctp_peer_without_ddp_indication))
+             IW_CASE(sctp_peer_without_ddp_indication), IW_CASE(sctp_silent_peer_gets_shutdown))
