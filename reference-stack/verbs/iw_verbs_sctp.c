@@ -938,6 +938,15 @@ static void vs_listener_expire(iw_listener *l, iw_tstamp now) {
         l->stats.timed_out++;
         vs_pending_drop(l, vl->pending, now);
     }
+    /* A pending association the peer aborted goes now, not at its
+     * deadline (the socket reports the error). */
+    for (vs_pending *p = vl->pending, *next; p; p = next) {
+        next = p->next;
+        if (usrsctp_get_events(p->so) & SCTP_EVENT_ERROR) {
+            l->stats.peer_closed++;
+            vs_pending_drop(l, p, now);
+        }
+    }
     for (vs_link *k = vl->udp->links, *next; k; k = next) {
         next = k->next;
         if (!k->held && k->idle_until <= now)

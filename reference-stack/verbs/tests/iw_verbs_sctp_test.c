@@ -380,6 +380,35 @@ IW_TEST(sctp_ipv6_two_devices) {
     iw_dev_close(dc);
 }
 
+/* An association the client aborts before the server accepts it leaves
+ * the pending list at once (peer_closed), not at its deadline. */
+IW_TEST(sctp_pending_peer_aborts) {
+    iw_dev *d;
+    uint32_t pd;
+    iw_cq *cq;
+    iw_listener *l;
+    iw_qp *c;
+    iw_conn_settings s;
+    iw_conn_settings_default(&s, IW_ROLE_INITIATOR);
+    REQUIRE(iw_dev_open_transport(&d, IW_TRANSPORT_SCTP) == 0);
+    REQUIRE(iw_pd_alloc(iw_dev_rnic(d), &pd) == 0 && iw_cq_create(d, 16, &cq) == 0 &&
+            iw_qp_create(d, pd, cq, &s, &c) == 0 && iw_listen(d, "127.0.0.1", 0, &l) == 0);
+    REQUIRE(iw_qp_connect(c, "127.0.0.1", iw_listener_port(l)) == 0);
+    for (int i = 0; i < WAIT_MS / 10 && iw_listener_pending(l) == 0; i++)
+        iw_dev_progress(d, 10);
+    REQUIRE(iw_listener_pending(l) == 1);
+    iw_qp_destroy(c); /* an ABORT to the server */
+    for (int i = 0; i < WAIT_MS / 10 && iw_listener_pending(l) == 1; i++)
+        iw_dev_progress(d, 10);
+    CHECK_EQ(iw_listener_pending(l), 0);
+    iw_listener_stats ls;
+    iw_listener_get_stats(l, &ls);
+    CHECK_EQ(ls.accepted, 1);
+    CHECK_EQ(ls.peer_closed, 1);
+    CHECK_EQ(ls.timed_out, 0);
+    iw_dev_close(d);
+}
+
 /* A UDP port on loopback that nothing listens on. */
 static uint16_t dead_port(void) {
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -802,7 +831,7 @@ IW_TEST(sctp_peer_without_ddp_indication) {
 
 IW_TEST_MAIN("iw_verbs_sctp", IW_CASE(sctp_available), IW_CASE(sctp_connect), IW_CASE(sctp_reject),
              IW_CASE(sctp_round_trip), IW_CASE(sctp_close), IW_CASE(sctp_garbage_datagrams),
-             IW_CASE(sctp_ipv6_two_devices), IW_CASE(sctp_refused),
-             IW_CASE(sctp_malformed_chunk_gets_terminate),
+             IW_CASE(sctp_ipv6_two_devices), IW_CASE(sctp_pending_peer_aborts),
+             IW_CASE(sctp_refused), IW_CASE(sctp_malformed_chunk_gets_terminate),
              IW_CASE(sctp_segment_before_accept_gets_terminate),
              IW_CASE(sctp_peer_without_ddp_indication), IW_CASE(sctp_silent_peer_gets_shutdown))
