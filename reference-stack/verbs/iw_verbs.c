@@ -25,6 +25,13 @@ iw_tstamp iw_verbs_now(void) {
     return (iw_tstamp)ts.tv_sec * 1000000000ull + (iw_tstamp)ts.tv_nsec;
 }
 
+int iw_verbs_wait_ms(iw_tstamp next, iw_tstamp now, int timeout_ms) {
+    if (next == UINT64_MAX)
+        return timeout_ms;
+    int t = next <= now ? 0 : (int)((next - now + 999999) / 1000000);
+    return timeout_ms < 0 || t < timeout_ms ? t : timeout_ms;
+}
+
 bool iw_transport_available(iw_transport t) {
     return t == IW_TRANSPORT_TCP || (t == IW_TRANSPORT_SCTP && iw_vsctp_available());
 }
@@ -657,11 +664,7 @@ int iw_dev_progress(iw_dev *d, int timeout_ms) {
         if (e < next)
             next = e;
     }
-    if (next != UINT64_MAX) {
-        int t = next <= now ? 0 : (int)((next - now + 999999) / 1000000);
-        if (timeout_ms < 0 || t < timeout_ms)
-            timeout_ms = t;
-    }
+    timeout_ms = iw_verbs_wait_ms(next, now, timeout_ms);
     struct epoll_event evs[32];
     int n = epoll_wait(d->epfd, evs, 32, timeout_ms);
     if (n < 0 && errno != EINTR)

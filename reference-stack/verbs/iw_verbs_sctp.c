@@ -979,11 +979,7 @@ int iw_vsctp_progress(iw_dev *d, int timeout_ms) {
     }
     if (vs_dev_busy(d) && vs.tick + VS_TICK_MS * 1000000ull < next)
         next = vs.tick + VS_TICK_MS * 1000000ull;
-    if (next != UINT64_MAX) {
-        int t = next <= now ? 0 : (int)((next - now + 999999) / 1000000);
-        if (timeout_ms < 0 || t < timeout_ms)
-            timeout_ms = t;
-    }
+    timeout_ms = iw_verbs_wait_ms(next, now, timeout_ms);
     struct epoll_event evs[32];
     int n = epoll_wait(d->epfd, evs, 32, timeout_ms);
     if (n < 0 && errno != EINTR)

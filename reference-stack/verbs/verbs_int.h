@@ -86,6 +86,9 @@ struct iw_dev {
 };
 
 iw_tstamp iw_verbs_now(void);
+/* epoll_wait's timeout: timeout_ms (-1: none), shortened to the earliest
+ * deadline `next` (UINT64_MAX: none), rounded up to whole milliseconds. */
+int iw_verbs_wait_ms(iw_tstamp next, iw_tstamp now, int timeout_ms);
 /* Numeric IPv4 or IPv6 host and port: IW_ERR_INVALID_ARG otherwise. */
 int iw_verbs_sockaddr(const char *host, uint16_t port, struct sockaddr_storage *ss, socklen_t *len);
 /* The engine callback every QP's iw_conn uses: completions to the CQ. */

@@ -969,6 +969,7 @@ static void dir_data(cdir *d, uint64_t off, const uint8_t *p, size_t n, uint64_t
         case D_WAIT:
         case D_PROBE:
         case D_HOLD:
+        case D_RESYNC:
             if (d->pend_len + n > WINDOW) {
                 if (!d->window_full) {
                     d->window_full = true; /* decide now with what is held */
@@ -978,6 +979,10 @@ static void dir_data(cdir *d, uint64_t off, const uint8_t *p, size_t n, uint64_t
                 return; /* cannot happen: a full window always decides */
             }
             fm_add(d, off, frame, ts);
+            if (d->state == D_RESYNC) {
+                rs_add(d, off, p, n, true);
+                return;
+            }
             if (!d->pend_len)
                 d->pend_off = off;
             if (d->state != D_HOLD && d->ncands < CANDS_MAX &&
@@ -990,18 +995,6 @@ static void dir_data(cdir *d, uint64_t off, const uint8_t *p, size_t n, uint64_t
             if (!iwd_dec_lost(d->dec))
                 fm_add(d, off, frame, ts);
             dir_feed(d, p, n, off);
-            return;
-        case D_RESYNC:
-            if (d->pend_len + n > WINDOW) {
-                if (!d->window_full) {
-                    d->window_full = true; /* decide now with what is held */
-                    conn_advance(d->c);
-                    continue;
-                }
-                return; /* cannot happen: a full window always decides */
-            }
-            fm_add(d, off, frame, ts);
-            rs_add(d, off, p, n, true);
             return;
         case D_NOSYNC:
             d->unsynced += n;
