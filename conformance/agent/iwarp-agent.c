@@ -1159,6 +1159,9 @@ static const char *handle_req(void *ctx, iw_agent_req *r, const char *line, size
         do_hello(a, o);
         return NULL;
     case IW_AGENT_RESET:
+        /* rdma_cm's iWARP devices (siw, vendors' RNICs) are MPA over TCP. */
+        if (r->transport != IW_AGENT_TCP)
+            return "transport sctp is not offered: rdma_cm's iWARP devices run MPA over TCP";
         sess_teardown(a);
         return sess_setup(a) < 0 ? "cannot re-create the device resources" : NULL;
     case IW_AGENT_LISTEN: {

@@ -79,6 +79,9 @@ static void usage(FILE *f) {
         "                        (--agent A,B,...: one runner per agent, all at once;\n"
         "                        needs --out, reports in OUT/conn-N/)\n"
         "  --slow                also run cases tagged slow (MPA startup timeouts)\n"
+        "  --transport T         tcp (MPA over TCP, default) or sctp (DDP over SCTP, RFC 5043,\n"
+        "                        in UDP; needs the agent's transport.sctp): cases that are\n"
+        "                        the other transport's only are skipped, saying why\n"
         "  --list                list the cases and exit; --markdown / --json for formats,\n"
         "                        --coverage for the RFC 6580 triples each case expects\n"
         "  --color / --no-color  colour the console lines (default: on a terminal)\n"
@@ -592,7 +595,7 @@ int main(int argc, char **argv) {
     int repeat = 1, duration_s = 0;
     int iut_port[2] = {0, 0};
     int timeout_ms = 2000, mpa_timeout_ms = 10000, reply_settle_ms = 0, verbose = 0, color = -1;
-    bool slow = false, list = false, coverage = false;
+    bool slow = false, list = false, coverage = false, sctp = false;
     enum {
         O_CASES = 256,
         O_FILTER,
@@ -617,7 +620,8 @@ int main(int argc, char **argv) {
         O_RFC,
         O_TAG,
         O_REPEAT,
-        O_DURATION
+        O_DURATION,
+        O_TRANSPORT
     };
     static const struct option opts[] = {{"agent", required_argument, 0, 'a'},
                                          {"cases", required_argument, 0, O_CASES},
@@ -646,6 +650,7 @@ int main(int argc, char **argv) {
                                          {"tag", required_argument, 0, O_TAG},
                                          {"repeat", required_argument, 0, O_REPEAT},
                                          {"duration", required_argument, 0, O_DURATION},
+                                         {"transport", required_argument, 0, O_TRANSPORT},
                                          {0, 0, 0, 0}};
     int c;
     opterr = 0;
@@ -736,6 +741,13 @@ int main(int argc, char **argv) {
             break;
         case O_SLOW:
             slow = true;
+            break;
+        case O_TRANSPORT:
+            if (strcmp(optarg, "tcp") && strcmp(optarg, "sctp")) {
+                fprintf(stderr, "iwarp-conform: --transport wants tcp or sctp, got '%s'\n", optarg);
+                return EXIT_USAGE;
+            }
+            sctp = optarg[0] == 's';
             break;
         case O_LIST:
             list = true;
@@ -882,9 +894,18 @@ int main(int argc, char **argv) {
         rc = EXIT_AGENT;
         goto out;
     }
+    if (sctp && !agent.caps.sctp) {
+        fprintf(stderr,
+                "iwarp-conform: --transport sctp: the agent (%s) does not offer it (no "
+                "\"transport.sctp\" in its hello extensions)\n",
+                agent.caps.impl);
+        rc = EXIT_AGENT;
+        goto out;
+    }
     iwc_env env;
     memset(&env, 0, sizeof env);
     env.agent = &agent;
+    env.sctp = sctp;
     snprintf(env.iut_host, sizeof env.iut_host, "%s", iut_host ? iut_host : agent_host);
     if (!iut_port[1])
         numeric_host(env.iut_host, env.iut_listen_host, sizeof env.iut_listen_host);
@@ -907,8 +928,8 @@ int main(int argc, char **argv) {
     env.verbose = verbose;
     env.log = stdout;
     bool col = color < 0 ? isatty(STDOUT_FILENO) : color == 1;
-    printf("iwarp-conform %s: %d case(s) against %s (agent %s)\n", IW_VERSION_STR, selected,
-           agent.caps.impl, agent_arg);
+    printf("iwarp-conform %s: %d case(s) against %s (agent %s)%s\n", IW_VERSION_STR, selected,
+           agent.caps.impl, agent_arg, sctp ? " over SCTP (RFC 5043)" : "");
     fflush(stdout);
 
     iwc_meta meta;
@@ -930,6 +951,7 @@ int main(int argc, char **argv) {
     meta.mpa_timeout_ms = mpa_timeout_ms;
     meta.reply_settle_ms = reply_settle_ms;
     meta.slow = slow;
+    meta.transport = sctp ? "sctp" : "tcp";
     meta.hello = agent.hello;
     meta.cmdline = cmdline;
     uint64_t t0 = iwc_now_us();

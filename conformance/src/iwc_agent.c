@@ -243,6 +243,8 @@ int iwc_agent_hello(iwc_agent *a, int timeout_ms) {
             c->mpa_timeout = true;
         else if (!strcmp(e->str, "event.terminate"))
             c->term_events = true;
+        else if (!strcmp(e->str, "transport.sctp"))
+            c->sctp = true;
     }
     iw_json_free(&d);
     if (c->version != 1) {

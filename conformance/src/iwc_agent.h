@@ -32,6 +32,7 @@ typedef struct iwc_caps {
     bool local_inv; /* the agent's invalidate op works (absent in hello: yes) */
     /* extensions (docs/agent-protocol.md) */
     bool guard, pd2, reject, mpa_timeout, term_events;
+    bool sctp; /* "transport.sctp": reset takes "transport":"sctp" */
 } iwc_caps;
 
 /* Called while waiting for the agent: service other sockets without

@@ -157,11 +157,17 @@ static const keyspec keyspecs[] = {
     {"access", T_W, NULL},
     {"fill", T_E, NULL},
     {"pd-size", T_E, NULL},
+    /* DDP over SCTP (RFC 5043) */
+    {"ssn", T_E, NULL},
+    {"ppid", T_E, NULL},
+    {"stream", T_E, NULL},
+    {"ordered", T_E, NULL},
+    {"fc", T_E | T_W, "initiate|accept|reject|terminate|enh-initiate|enh-accept|enh-reject"},
 };
 
 #define FPDU_COMMON                                                                                \
     " dv rv opcode tagged last rsvd rsv trunc extra ulpdu-len marker.fpduptr marker.lead pad crc " \
-    "split hold repeat seg cut "
+    "split hold repeat seg cut ssn ppid stream ordered "
 
 static const char *const send_keys[] = {
     NULL,
@@ -180,6 +186,8 @@ static const char *const send_keys[] = {
     /* ATOMIC_RESP */ "qn msn mo req-id orig" FPDU_COMMON,
     /* MPA_REQUEST */ "key m c r s res rev p2p rtr ird ord pd pd-len pd-size trunc split hold",
     /* MPA_REPLY */ "key m c r s res rev p2p rtr ird ord pd pd-len pd-size trunc split hold",
+    /* CTRL */ "fc ssn ppid stream ordered pd pd-size p2p rtr ird ord hold",
+    /* CHUNK */ "ppid data len ssn stream ordered hold",
 };
 
 #define FPDU_FIELDS                                                                                \
@@ -200,6 +208,7 @@ static const char *const expect_keys[] = {
     /* GUARD */ "",
     /* QUIET */ "ms",
     /* PEER_RECV */ "len data inv imm solicited",
+    /* CTRL */ "fc ssn pd ird ord",
 };
 
 static const char *const agent_keys[] = {
@@ -1257,6 +1266,11 @@ static int parse_send(parser *p, const tok *t, int nt) {
             return fail(p, "%s=%llu: out of range (%s)", lim[i].key,
                         (unsigned long long)a->e.t[0].num, lim[i].why);
     }
+    if (k == IWC_SEND_CTRL && !iwc_step_arg(s, "fc"))
+        return fail(p, "send ctrl: wants fc= (initiate, accept, reject, terminate, enh-initiate, "
+                       "enh-accept, enh-reject or a number)");
+    if (k == IWC_SEND_CHUNK && (!iwc_step_arg(s, "ppid") || !iwc_step_arg(s, "data")))
+        return fail(p, "send chunk: wants ppid= and data= (the whole DATA chunk payload)");
     /* crc= is a number on mpa: lines (the C bit); here it mangles the CRC. */
     const iwc_arg *crc = iwc_step_arg(s, "crc");
     if (crc && crc->type != IWC_V_WORD)
@@ -1370,6 +1384,8 @@ static int parse_expect(parser *p, const tok *t, int nt) {
         return rc;
     if (k == IWC_EXPECT_PEER_U64 && !iwc_step_arg(s, "value"))
         return fail(p, "expect peer-u64: wants value=");
+    if (k == IWC_EXPECT_CTRL && !iwc_step_arg(s, "fc"))
+        return fail(p, "expect ctrl: wants fc=");
     return 0;
 }
 
@@ -1421,9 +1437,9 @@ static const char *const setup_kw[] = {"iut",  "startup", "answer",      "mpa",
                                        "peer", "region",  "peer-region", "recv"};
 static const char *const step_kw[] = {"send", "expect", "agent", "agent?",
                                       "wait", "close",  "abort"};
-static const char *const header_kw[] = {"id",         "title", "rfc",      "catches",
-                                        "tags",       "needs", "choice",   "note",
-                                        "timeout-ms", "allow", "tolerates"};
+static const char *const header_kw[] = {"id",         "title", "rfc",       "catches",
+                                        "tags",       "needs", "choice",    "note",
+                                        "timeout-ms", "allow", "tolerates", "transport"};
 
 static int parse_line(parser *p, char *line) {
     iwc_case *c = p->c;
@@ -1470,6 +1486,15 @@ static int parse_line(parser *p, char *line) {
         }
         if (!strcmp(kw, "needs"))
             return parse_word_list(p, "needs", rest, &c->needs, needs_names, NELEM(needs_names));
+        if (!strcmp(kw, "transport")) {
+            if (c->transports)
+                return fail(p, "transport: given twice");
+            c->transports = !strcmp(rest, "tcp")    ? IWC_TR_TCP
+                            : !strcmp(rest, "sctp") ? IWC_TR_SCTP
+                            : !strcmp(rest, "any")  ? IWC_TR_TCP | IWC_TR_SCTP
+                                                    : 0;
+            return c->transports ? 0 : fail(p, "transport: wants tcp, sctp or any");
+        }
         /* timeout-ms */
         uint64_t v;
         if (!parse_u64(rest, strlen(rest), &v) || v == 0 || v > 600000)
@@ -1558,6 +1583,90 @@ static int parse_line(parser *p, char *line) {
     return parse_args(p, s, t, 1, nt, "", false);
 }
 
+/* ---- transports ---- */
+
+/* What ties a step to one transport: NULL, or why (*sctp says which). */
+static const char *step_transport(const iwc_step *s, bool *sctp) {
+    static const char *const mpa_keys[] = {"ulpdu-len", "marker.fpduptr", "marker.lead", "pad",
+                                           "crc",       "split",          "cut"};
+    static const char *const sctp_keys[] = {"ssn", "ppid", "stream", "ordered"};
+    *sctp = false;
+    if (s->kind == IWC_STEP_SEND &&
+        (s->sub == IWC_SEND_MPA_REQUEST || s->sub == IWC_SEND_MPA_REPLY))
+        return "it sends an MPA Request or Reply";
+    /* Over SCTP the Session Control message stands for the frame (RFC 6581
+     * §7): R, IRD/ORD, p2p, RTRs and Private Data are judged alike. */
+    static const char *const frame_keys[] = {"key", "m", "c", "res"};
+    if (s->kind == IWC_STEP_EXPECT &&
+        (s->sub == IWC_EXPECT_MPA_REPLY || s->sub == IWC_EXPECT_MPA_REQUEST))
+        for (int i = 0; i < s->nargs; i++)
+            for (size_t k = 0; k < NELEM(frame_keys); k++)
+                if (!strcmp(s->args[i].key, frame_keys[k]))
+                    return "it judges an MPA frame's key, M, C or Res";
+    if (s->kind == IWC_STEP_EXPECT && s->sub == IWC_EXPECT_TERMINATE)
+        for (int i = 0; i < s->nalt; i++)
+            if (s->alt[i].kind == IWC_OUT_TERM && iw_term_layer(s->alt[i].triple) == 2)
+                return "it expects an LLP (MPA) Terminate";
+    *sctp = true;
+    if ((s->kind == IWC_STEP_SEND && (s->sub == IWC_SEND_CTRL || s->sub == IWC_SEND_CHUNK)) ||
+        (s->kind == IWC_STEP_EXPECT && s->sub == IWC_EXPECT_CTRL))
+        return "it sends or judges SCTP chunks";
+    for (int i = 0; i < s->nargs; i++) {
+        for (size_t k = 0; k < NELEM(sctp_keys); k++)
+            if (!strcmp(s->args[i].key, sctp_keys[k]))
+                return "it sets DDP-SSNs, PPIDs or SCTP streams";
+        *sctp = false;
+        for (size_t k = 0; k < NELEM(mpa_keys); k++)
+            if (s->kind == IWC_STEP_SEND && !strcmp(s->args[i].key, mpa_keys[k]))
+                return "it sets an MPA field or cuts TCP segments";
+        *sctp = true;
+    }
+    return NULL;
+}
+
+/* Which transports the case can run over, and why not both. */
+static void check_transports(parser *p) {
+    iwc_case *c = p->c;
+    const iwc_mpa_cfg *m = &c->peer_mpa;
+    const char *tcp = NULL, *sctp = NULL;
+    int tcp_line = 0, sctp_line = 0;
+    if (!c->startup_auto)
+        tcp = "its MPA startup is scripted (startup: tcp)";
+    else if (c->iut_mpa.markers >= 0 || c->iut_mpa.crc >= 0 || m->markers >= 0 || m->crc >= 0 ||
+             m->s >= 0 || m->res >= 0 || (m->rev >= 0 && m->rev != 1 && m->rev != 2))
+        tcp = "it sets MPA markers, CRCs, Res or an MPA revision";
+    for (int i = 0; i < c->nsteps && !(tcp && sctp); i++) {
+        bool is_sctp;
+        const char *why = step_transport(&c->steps[i], &is_sctp);
+        if (why && is_sctp && !sctp)
+            sctp = why, sctp_line = c->steps[i].line;
+        else if (why && !is_sctp && !tcp)
+            tcp = why, tcp_line = c->steps[i].line;
+    }
+    unsigned can = (sctp ? 0 : IWC_TR_TCP) | (tcp ? 0 : IWC_TR_SCTP);
+    if (!can) {
+        p->line = sctp_line;
+        fail(p, "this case is for MPA over TCP (line %d: %s) and for SCTP (%s) at once", tcp_line,
+             tcp, sctp);
+        return;
+    }
+    unsigned want = c->transports ? c->transports : IWC_TR_TCP | IWC_TR_SCTP;
+    if (!(can & want)) {
+        fail(p, "transport: %s, but %s", want == IWC_TR_SCTP ? "sctp" : "tcp",
+             want == IWC_TR_SCTP ? tcp : sctp);
+        return;
+    }
+    c->transports = can & want;
+    if (c->transports == (IWC_TR_TCP | IWC_TR_SCTP))
+        return;
+    if (can == (IWC_TR_TCP | IWC_TR_SCTP))
+        c->tr_why = iwc_strf("its 'transport:' line says so");
+    else if (tcp)
+        c->tr_why = tcp_line ? iwc_strf("line %d: %s", tcp_line, tcp) : iwc_strf("%s", tcp);
+    else
+        c->tr_why = iwc_strf("line %d: %s", sctp_line, sctp);
+}
+
 int iwc_case_parse(const char *text, size_t len, iwc_case *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     out->startup_auto = true;
@@ -1622,8 +1731,8 @@ int iwc_case_parse(const char *text, size_t len, iwc_case *out, char *err, size_
         fail(&p, "missing 'rfc:' (the sections that decide this case)");
     else if (!out->nsteps)
         fail(&p, "no steps (send:, expect:, ...)");
-    else
-        check_outcomes(&p);
+    else if (check_outcomes(&p) == 0)
+        check_transports(&p);
     if (p.failed)
         goto bad;
     return 0;
@@ -1636,6 +1745,7 @@ bad:
 
 void iwc_case_free(iwc_case *c) {
     free(c->id);
+    free(c->tr_why);
     free(c->title);
     free(c->area);
     free(c->choice);

@@ -136,7 +136,9 @@ typedef enum iwc_step_kind {
     X(ATOMIC, "atomic")                                                                            \
     X(ATOMIC_RESP, "atomic-resp")                                                                  \
     X(MPA_REQUEST, "mpa-request")                                                                  \
-    X(MPA_REPLY, "mpa-reply")
+    X(MPA_REPLY, "mpa-reply")                                                                      \
+    X(CTRL, "ctrl")   /* SCTP: a DDP Stream Session Control message (RFC 5043 §5.2.3) */          \
+    X(CHUNK, "chunk") /* SCTP: a DATA chunk payload as given */
 
 typedef enum iwc_send_kind {
     IWC_SEND_NONE_ = 0,
@@ -158,7 +160,8 @@ typedef enum iwc_send_kind {
     X(PEER_U64, "peer-u64")                                                                        \
     X(GUARD, "guard")                                                                              \
     X(QUIET, "quiet")                                                                              \
-    X(PEER_RECV, "peer-recv")
+    X(PEER_RECV, "peer-recv")                                                                      \
+    X(CTRL, "ctrl") /* SCTP: the IUT sent a Session Control message */
 
 typedef enum iwc_expect_kind {
     IWC_EXPECT_NONE_ = 0,
@@ -258,8 +261,16 @@ typedef struct iwc_catch {
     char *reason; /* substring the failure must contain; NULL: runner default */
 } iwc_catch;
 
+/* The transports a case runs over (derived from what it uses, narrowed by
+ * "transport:"): MPA's own fields and scripted TCP segments exist only over
+ * TCP, Session Control messages and DDP-SSNs only over SCTP. */
+#define IWC_TR_TCP 0x1u
+#define IWC_TR_SCTP 0x2u
+
 typedef struct iwc_case {
     char *id, *title, *area;
+    unsigned transports; /* IWC_TR_* */
+    char *tr_why;        /* why only one: "line 12: crc= is MPA's", NULL for both */
     char *rfc[IWC_RFC_MAX];
     int nrfc;
     char *choice; /* non-NULL: the expected outcome is a choice the RFC leaves open */

@@ -24,12 +24,15 @@ int iwc_pcap_write(const char *path, const iwc_capture *cap, char *err, size_t e
         k.opts = IW_PCAPW_IPID_COUNT | IW_PCAPW_PSH_LAST;
         iw_pcapw_attach(&k, f);
         iw_pcapw_set_time(f, cap->t_start);
-        iw_pcapw_handshake(&k, cap->runner_is_client ? 0 : 1);
+        if (!cap->sctp)
+            iw_pcapw_handshake(&k, cap->runner_is_client ? 0 : 1);
         for (size_t i = 0; i < cap->n; i++) {
             const iwc_chunk *c = &cap->chunks[i];
             int from = c->dir == 0 ? 0 : 1;
             iw_pcapw_set_time(f, c->t_us);
-            if (c->kind == IWC_CHUNK_FIN)
+            if (cap->sctp) /* each chunk is one SCTP packet as it went in UDP */
+                iw_pcapw_udp(&k, from, cap->stream[c->dir].p + c->off, c->len);
+            else if (c->kind == IWC_CHUNK_FIN)
                 iw_pcapw_seg(&k, from, IW_TH_FIN | IW_TH_ACK, NULL, 0);
             else if (c->kind == IWC_CHUNK_RST)
                 iw_pcapw_seg(&k, from, IW_TH_RST | IW_TH_ACK, NULL, 0);

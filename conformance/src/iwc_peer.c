@@ -53,7 +53,7 @@ static void peer_read_req(run *r, const rx_frame *f) {
     /* RFC 5040 §5.2.1: Read Responses carry the Data Sink STag/TO as given,
      * segmented to our MULPDU, L on the last. Size 0 (an RTR) gets one
      * zero-length Read Response. */
-    uint32_t room = iw_mpa_mulpdu(EMSS, r->tx.flags & IW_MPA_MARKERS) - IW_DDP_TAGGED_HDR_LEN;
+    uint32_t room = (uint32_t)run_seg_room(r, IW_DDP_TAGGED_HDR_LEN);
     uint32_t off = 0;
     do {
         uint32_t seg = q->read_size - off < room ? q->read_size - off : room;
@@ -158,7 +158,7 @@ static void rx_fpdu(run *r, int idx) {
         r->term_idx = idx;
         return;
     }
-    if (r->c->role == IWC_IUT_RESPONDER && !r->any_fpdu_sent && !r->rule4_reported) {
+    if (!r->sctp && r->c->role == IWC_IUT_RESPONDER && !r->any_fpdu_sent && !r->rule4_reported) {
         r->rule4_reported = true;
         run_fail(r, 0,
                  "the IUT (MPA responder) sent an FPDU before it received one (RFC 5044 §7.1.2 "
@@ -191,6 +191,28 @@ static void rx_fpdu(run *r, int idx) {
     default:
         break;
     }
+}
+
+void run_rx_segment(run *r, const uint8_t *seg, size_t n, uint64_t off, size_t wire_len,
+                    const iw_verdict *v) {
+    rx_frame *f = PUSH(r->rx, r->nrx, r->caprx);
+    if (!f)
+        return;
+    f->type = RXF_FPDU;
+    f->t_us = iwc_now_us();
+    f->off = off;
+    f->wire_len = wire_len;
+    f->verdict = *v;
+    f->ulpdu_len = (uint16_t)(n > 0xFFFF ? 0xFFFF : n);
+    f->ulpdu = malloc(f->ulpdu_len ? f->ulpdu_len : 1);
+    if (!f->ulpdu) {
+        r->nrx--;
+        return;
+    }
+    if (f->ulpdu_len && seg)
+        memcpy(f->ulpdu, seg, f->ulpdu_len);
+    iw_rdmap_decode(&f->msg, f->ulpdu, f->ulpdu_len, &f->rverdict);
+    rx_fpdu(r, r->nrx - 1);
 }
 
 static void rx_mpa_frame(run *r, const iw_mpa_rr *rr, const iw_verdict *v, bool ok, size_t len) {
@@ -245,28 +267,17 @@ static void rx_fpdus(run *r, const uint8_t *p, size_t n) {
             return;
         off += (size_t)k;
         if (fr.type == IW_FRAME_FPDU) {
-            rx_frame *f = PUSH(r->rx, r->nrx, r->caprx);
-            if (!f)
-                return;
-            f->type = RXF_FPDU;
-            f->t_us = iwc_now_us();
-            f->off = fr.wire_off;
-            f->wire_len = fr.wire_len;
-            f->verdict = fr.verdict;
-            f->ulpdu_len = fr.fpdu.ulpdu_len;
-            f->ulpdu = malloc(f->ulpdu_len ? f->ulpdu_len : 1);
-            if (!f->ulpdu) {
-                r->nrx--;
-                return;
-            }
-            if (f->ulpdu_len && fr.fpdu.ulpdu)
-                memcpy(f->ulpdu, fr.fpdu.ulpdu, f->ulpdu_len);
-            iw_rdmap_decode(&f->msg, f->ulpdu, f->ulpdu_len, &f->rverdict);
-            rx_fpdu(r, r->nrx - 1);
+            run_rx_segment(r, fr.fpdu.ulpdu, fr.fpdu.ulpdu_len, fr.wire_off, fr.wire_len,
+                           &fr.verdict);
         } else if (k == 0) {
             return;
         }
     }
+}
+
+void run_rx_startup(run *r, const iw_mpa_rr *rr, size_t len) {
+    iw_verdict ok = {0};
+    rx_mpa_frame(r, rr, &ok, true, len);
 }
 
 void run_rx_process(run *r, const uint8_t *p, size_t n) {

@@ -96,6 +96,12 @@ static void json_case(iw_jw *j, const iwc_entry *e, bool with_result) {
         iw_jw_str(j, "choice", c->choice);
     iw_jw_str(j, "iut_role", c->role == IWC_IUT_RESPONDER ? "responder" : "initiator");
     iw_jw_bool(j, "slow", c->tags & IWC_TAG_SLOW);
+    iw_jw_arr_begin(j, "transports");
+    if (c->transports & IWC_TR_TCP)
+        iw_jw_str(j, NULL, "tcp");
+    if (c->transports & IWC_TR_SCTP)
+        iw_jw_str(j, NULL, "sctp");
+    iw_jw_arr_end(j);
     iw_jw_arr_begin(j, "catches");
     for (int i = 0; i < c->ncatches; i++) {
         iw_jw_obj_begin(j, NULL);
@@ -400,6 +406,7 @@ int iwc_write_json(const char *path, const iwc_entry *e, int n, const iwc_meta *
     iw_jw_uint(&j, "mpa_timeout_ms", (uint64_t)m->mpa_timeout_ms);
     iw_jw_uint(&j, "reply_settle_ms", (uint64_t)m->reply_settle_ms);
     iw_jw_bool(&j, "slow", m->slow);
+    iw_jw_str(&j, "transport", m->transport ? m->transport : "tcp");
     iw_jw_uint(&j, "iterations", (uint64_t)m->iterations);
     iw_jw_str(&j, "agent_hello", m->hello ? m->hello : "");
     iw_jw_obj_end(&j);
@@ -482,6 +489,9 @@ static int provenance(const iwc_meta *m, const char *names[], char vals[][96], i
     PV("deviations_file", "%s", m->deviations ? m->deviations : "(none)");
     PV("timeouts", "expectation %d ms, MPA %d ms, reply settle %d ms%s", m->timeout_ms,
        m->mpa_timeout_ms, m->reply_settle_ms, m->slow ? ", slow cases on" : "");
+    PV("transport", "%s",
+       m->transport && !strcmp(m->transport, "sctp") ? "DDP over SCTP (RFC 5043, in UDP)"
+                                                     : "MPA over TCP");
     PV("iterations", "%d", m->iterations);
 #undef PV
     return n;

@@ -31,7 +31,8 @@ typedef struct iwc_meta {
     int cases_loaded, selected;
     int timeout_ms, mpa_timeout_ms, reply_settle_ms;
     bool slow;
-    const char *hello; /* the agent's hello response line */
+    const char *transport; /* "tcp" or "sctp" */
+    const char *hello;     /* the agent's hello response line */
     const char *cmdline;
     int iterations;      /* soak: suite passes run (1 without --repeat/--duration) */
     uint64_t started_us; /* wall clock */

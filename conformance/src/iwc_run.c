@@ -197,7 +197,7 @@ char *run_triple_str(uint16_t t, char *buf, size_t n) {
 
 /* ---- capture ---- */
 
-static void cap_add(run *r, int dir, int kind, const uint8_t *p, size_t n) {
+void run_cap_add(run *r, int dir, int kind, const uint8_t *p, size_t n) {
     iwc_capture *c = &r->res->cap;
     if (c->n == c->cap) {
         size_t nc = c->cap ? c->cap * 2 : 64;
@@ -251,7 +251,7 @@ static iw_json_doc *agent(run *r, int line, const char *json, int extra_ms) {
         run_error(r, line, "out of memory");
         return NULL;
     }
-    iwc_idle idle = {idle_fn, r, r->fd};
+    iwc_idle idle = {idle_fn, r, r->sctp ? iwc_sctp_fd(r->sctp) : r->fd};
     run_trace(r, 2, "agent <- %.600s", json);
     if (iwc_agent_call(r->env->agent, json, d, r->timeout_ms + extra_ms, &idle) < 0) {
         free(d);
@@ -330,6 +330,10 @@ static void sock_tune(int fd) {
 }
 
 void run_svc(run *r, int wait_ms) {
+    if (r->sctp) {
+        run_sctp_svc(r, wait_ms);
+        return;
+    }
     if (r->fd < 0 || r->eof) {
         if (wait_ms > 0)
             iwc_sleep_ms(wait_ms);
@@ -352,11 +356,11 @@ void run_svc(run *r, int wait_ms) {
         if (k <= 0) {
             r->eof = true;
             r->rst = k < 0;
-            cap_add(r, 1, k < 0 ? IWC_CHUNK_RST : IWC_CHUNK_FIN, NULL, 0);
+            run_cap_add(r, 1, k < 0 ? IWC_CHUNK_RST : IWC_CHUNK_FIN, NULL, 0);
             run_trace(r, 2, "IUT %s the connection", k < 0 ? "reset" : "closed");
             break;
         }
-        cap_add(r, 1, IWC_CHUNK_DATA, buf, (size_t)k);
+        run_cap_add(r, 1, IWC_CHUNK_DATA, buf, (size_t)k);
         r->rx_bytes += (uint64_t)k;
         run_rx_process(r, buf, (size_t)k);
     }
@@ -367,6 +371,10 @@ void run_svc(run *r, int wait_ms) {
  * full. pieces: split points (offsets into p) for deliberately small TCP
  * segments. */
 void run_tx_write(run *r, const uint8_t *p, size_t n, const uint32_t *split, int nsplit) {
+    if (r->sctp) {
+        run_error(r, 0, "internal: a byte stream over SCTP");
+        return;
+    }
     if (r->fd < 0 || r->tx_dead)
         return;
     size_t done = 0;
@@ -396,7 +404,7 @@ void run_tx_write(run *r, const uint8_t *p, size_t n, const uint32_t *split, int
             run_trace(r, 1, "send failed: %s", strerror(errno));
             return;
         }
-        cap_add(r, 0, IWC_CHUNK_DATA, p + done, (size_t)w);
+        run_cap_add(r, 0, IWC_CHUNK_DATA, p + done, (size_t)w);
         done += (size_t)w;
         if (si < nsplit && done == lim && done < n) {
             /* Let this piece leave as its own segment (TCP_NODELAY). */
@@ -409,6 +417,11 @@ void run_tx_write(run *r, const uint8_t *p, size_t n, const uint32_t *split, int
 void run_flush_held(run *r) {
     if (!r->held.len)
         return;
+    if (r->sctp) {
+        run_sctp_flush(r);
+        r->held.len = 0;
+        return;
+    }
     run_tx_write(r, r->held.p, r->held.len, r->split, r->nsplit);
     r->held.len = 0;
     r->nsplit = 0;
@@ -475,7 +488,9 @@ static void mpa_json(iw_jw *j, const iwc_mpa_cfg *m, bool timeout_ok) {
 static int setup(run *r) {
     const iwc_case *c = r->c;
     const iwc_caps *caps = &r->env->agent->caps;
-    run_doc_free(run_agent_ok(r, 0, "{\"op\":\"reset\"}", "reset"));
+    run_doc_free(run_agent_ok(
+        r, 0, r->env->sctp ? "{\"op\":\"reset\",\"transport\":\"sctp\"}" : "{\"op\":\"reset\"}",
+        "reset"));
     if (r->abort_steps)
         return -1;
     /* Regions. */
@@ -539,6 +554,14 @@ static int setup(run *r) {
          * ::1 must not listen on 127.0.0.1); behind NAT the agent decides. */
         if (r->env->iut_listen_host[0])
             iw_jw_str(&q.j, "host", r->env->iut_listen_host);
+    } else if (r->env->sctp) {
+        /* We listen (SCTP over UDP); the IUT's association comes to us. */
+        if (run_sctp_listen(r, &lport) < 0) {
+            iwc_req_free(&q);
+            return -1;
+        }
+        iw_jw_str(&q.j, "host", r->env->local_host);
+        iw_jw_uint(&q.j, "port", lport);
     } else {
         /* We listen; the agent's IUT connects to us as MPA initiator. */
         struct addrinfo hints = {0}, *res = NULL;
@@ -593,7 +616,12 @@ static int setup(run *r) {
         run_doc_free(d);
         if (r->env->iut_connect_port)
             port = r->env->iut_connect_port; /* behind NAT: the forwarded port */
-        if (tcp_connect(r, (uint16_t)port) < 0)
+        if (r->env->sctp ? run_sctp_connect(r, (uint16_t)port) < 0
+                         : tcp_connect(r, (uint16_t)port) < 0)
+            return -1;
+    } else if (r->env->sctp) {
+        run_doc_free(d);
+        if (run_sctp_accept(r) < 0)
             return -1;
     } else {
         run_doc_free(d);
@@ -722,6 +750,8 @@ static void final_checks(run *r) {
         run_fail(r, 0, "unexpected Terminate %s from the IUT",
                  run_triple_str(IW_TERM_TRIPLE(t->layer, t->etype, t->ecode), a, sizeof a));
     }
+    if (r->sctp)
+        run_sctp_final(r);
     for (int i = 0; i < r->c->nregions && !r->abort_steps; i++) {
         if (r->reg[i].peer)
             continue;
@@ -766,6 +796,13 @@ static void run_steps(run *r) {
                 run_step_send_rr(r, s);
                 break;
             }
+            if (s->sub == IWC_SEND_CTRL || s->sub == IWC_SEND_CHUNK) {
+                if (s->sub == IWC_SEND_CTRL)
+                    run_sctp_step_ctrl(r, s);
+                else
+                    run_sctp_step_chunk(r, s);
+                break;
+            }
             r->held_mark = r->held.len;
             run_step_send_fpdu(r, s);
             uint64_t cut;
@@ -791,20 +828,26 @@ static void run_steps(run *r) {
             break;
         }
         case IWC_STEP_CLOSE:
-            if (r->fd >= 0 && !r->we_shut) {
+            if (r->sctp && !r->we_shut) {
+                iwc_sctp_shutdown(r->sctp); /* SCTP's SHUTDOWN: our side is done */
+                r->we_shut = true;
+            } else if (r->fd >= 0 && !r->we_shut) {
                 shutdown(r->fd, SHUT_WR);
                 r->we_shut = true;
-                cap_add(r, 0, IWC_CHUNK_FIN, NULL, 0);
+                run_cap_add(r, 0, IWC_CHUNK_FIN, NULL, 0);
             }
             break;
         case IWC_STEP_ABORT:
-            if (r->fd >= 0) {
+            if (r->sctp && !r->eof) {
+                iwc_sctp_abort(r->sctp);
+                r->eof = true;
+            } else if (r->fd >= 0) {
                 struct linger lg = {1, 0};
                 setsockopt(r->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
                 close(r->fd);
                 r->fd = -1;
                 r->eof = true;
-                cap_add(r, 0, IWC_CHUNK_RST, NULL, 0);
+                run_cap_add(r, 0, IWC_CHUNK_RST, NULL, 0);
             }
             break;
         case IWC_STEP_EXPECT:
@@ -850,6 +893,9 @@ static void run_steps(run *r) {
             case IWC_EXPECT_PEER_RECV:
                 run_exp_peer_recv(r, s);
                 break;
+            case IWC_EXPECT_CTRL:
+                run_sctp_exp_ctrl(r, s);
+                break;
             default:
                 break;
             }
@@ -862,6 +908,8 @@ static void run_steps(run *r) {
 
 static char *skip_reason(const iwc_env *env, const iwc_case *c) {
     const iwc_caps *k = &env->agent->caps;
+    if (!(c->transports & (env->sctp ? IWC_TR_SCTP : IWC_TR_TCP)))
+        return iwc_strf("%s only (%s)", env->sctp ? "MPA over TCP" : "DDP over SCTP", c->tr_why);
     if ((c->tags & IWC_TAG_SLOW) && !env->slow && !(k->mpa_timeout && c->iut_mpa.timeout_ms >= 0))
         return iwc_strf("slow: waits for the IUT's MPA startup timeout (run with --slow)");
     const bool have[IWC_NEEDS_COUNT_] = {k->atomics, k->immediate, k->send_inv,
@@ -916,6 +964,7 @@ void iwc_run_case(iwc_env *env, const iwc_case *c, iwc_result *res) {
         close(r->fd);
     if (r->lfd >= 0)
         close(r->lfd);
+    run_sctp_free(r);
     free(r->df);
     iwc_buf_free(&r->held);
     iwc_buf_free(&r->rx_rr);

@@ -38,6 +38,7 @@ typedef struct iwc_env {
     int mpa_timeout_ms;  /* the IUT's own MPA startup timeout (slow cases) */
     int reply_settle_ms; /* pause after the IUT's MPA Reply before our first FPDU */
     bool slow;           /* run cases tagged slow */
+    bool sctp;           /* DDP over SCTP (RFC 5043, usrsctp over UDP) instead of MPA over TCP */
     int verbose;
     FILE *log;      /* verbose trace */
     FILE *case_log; /* the whole trace of the current case (--out logs/), or NULL */
@@ -56,6 +57,7 @@ typedef struct iwc_chunk {
 
 typedef struct iwc_capture {
     bool used;             /* a TCP connection existed */
+    bool sctp;             /* each chunk is one SCTP packet, carried in UDP (RFC 6951) */
     bool runner_is_client; /* we sent the SYN */
     uint8_t ip[2][4];      /* [0] runner, [1] IUT (IPv4; synthetic if not) */
     uint16_t port[2];

@@ -18,6 +18,7 @@
 
 #include <iwarp/iwarp.h>
 
+#include "iwc_sctp.h"
 #include "iwc_wire.h"
 
 #define PEER_STAG_BASE 0x0C0F0000u /* STags of the runner's own regions */
@@ -25,6 +26,10 @@
 #define SETTLE_MS 20 /* quiet time before the final checks */
 #define QUIET_MS 250 /* how long "nothing after the Terminate" is watched without a FIN */
 #define EMSS 1460    /* our segmentation: MULPDU for this EMSS (RFC 5044 §4.5) */
+/* Over SCTP our DDP segments are no longer than every receiver must take:
+ * RFC 5043 §9's least maximum (a 516-octet chunk less its DDP-SSN). */
+#define SCTP_SEG IW_SCTP_MAX_SEG_MIN
+#define SCTP_WINDOW 64 /* the IUT's chunks held until the DDP-SSNs before them come */
 
 /* ---- run state ---- */
 
@@ -60,7 +65,7 @@ typedef struct model_op {
     int frame; /* sent frame that placed it, or -1 */
 } model_op;
 
-enum { RXF_RR = 1, RXF_RR_BAD, RXF_FPDU };
+enum { RXF_RR = 1, RXF_RR_BAD, RXF_FPDU, RXF_CTRL /* SCTP Session Control */ };
 
 typedef struct rx_frame {
     uint8_t type;
@@ -75,7 +80,15 @@ typedef struct rx_frame {
     iw_rdmap_msg msg;
     iw_verdict rverdict; /* iw_rdmap_decode */
     bool consumed;
+    iw_sctp_ctrl ctrl; /* RXF_CTRL; its Private Data in pd */
 } rx_frame;
+
+typedef struct sctp_held { /* one of the IUT's chunks ahead of its DDP-SSN order */
+    uint16_t ssn;
+    uint32_t ppid;
+    uint8_t *p;
+    size_t n;
+} sctp_held;
 
 typedef struct peer_msg {
     uint8_t opcode;
@@ -147,6 +160,12 @@ typedef struct run {
     uint64_t t0;
     size_t held_mark; /* where the current send step's octets start in held */
     bool sent_term;   /* the steps sent a Terminate: nothing after it may land */
+    /* DDP over SCTP (env->sctp): the association stands for fd, and held
+     * keeps whole messages (run_sctp_queue) instead of octets. */
+    iwc_sctp *sctp;
+    uint16_t ssn_tx, ssn_rx; /* the next DDP-SSN each way (RFC 5043 §5.2.1) */
+    sctp_held *ahead;
+    int nahead, capahead;
 } run;
 
 /* ---- iwc_run.c: messages, capture, agent, sockets ---- */
@@ -184,6 +203,29 @@ const char *run_ev_type(const ev_entry *e);
 void run_svc(run *r, int wait_ms);
 void run_tx_write(run *r, const uint8_t *p, size_t n, const uint32_t *split, int nsplit);
 void run_flush_held(run *r);
+void run_cap_add(run *r, int dir, int kind, const uint8_t *p, size_t n);
+
+/* ---- iwc_run_sctp.c: DDP over SCTP (RFC 5043) ---- */
+
+/* The association: the runner connects to port, or listens on its local
+ * address (*port: where) and waits for the IUT. 0, or -1 (recorded). */
+int run_sctp_connect(run *r, uint16_t port);
+int run_sctp_listen(run *r, uint16_t *port);
+int run_sctp_accept(run *r);
+void run_sctp_svc(run *r, int wait_ms);
+/* One message into held (flushed by run_flush_held). */
+void run_sctp_queue(run *r, uint32_t ppid, uint16_t sid, bool ordered, const uint8_t *p, size_t n);
+void run_sctp_flush(run *r);
+/* Our DDP-SSN for the next chunk: ssn when given (the counter moves past
+ * it), else the counter's. */
+uint16_t run_sctp_ssn(run *r, const uint16_t *ssn);
+/* A startup frame sent as the Session Control message it stands for. */
+void run_sctp_send_rr(run *r, const iw_mpa_rr *rr);
+void run_sctp_step_ctrl(run *r, const iwc_step *s);
+void run_sctp_step_chunk(run *r, const iwc_step *s);
+void run_sctp_exp_ctrl(run *r, const iwc_step *s);
+void run_sctp_final(run *r);
+void run_sctp_free(run *r);
 
 /* ---- iwc_model.c: regions, the placement model, expressions and data ---- */
 
@@ -200,10 +242,18 @@ uint8_t *run_data_make(run *r, int line, const iwc_data *d, uint64_t len, size_t
 
 uint64_t run_rd64(const uint8_t *p);
 void run_rx_process(run *r, const uint8_t *p, size_t n);
+/* One received DDP segment (an FPDU's ULPDU, or a DDP Segment Chunk's). */
+void run_rx_segment(run *r, const uint8_t *seg, size_t n, uint64_t off, size_t wire_len,
+                    const iw_verdict *v);
+void run_rx_startup(run *r, const iw_mpa_rr *rr, size_t len);
 
 /* ---- iwc_send.c: send steps, MPA startup and the RTR ---- */
 
 void run_send_answer(run *r, iw_rdmap_msg *m, const uint8_t *pay, size_t paylen);
+/* Payload octets per DDP segment we send after a header of hl octets. */
+size_t run_seg_room(const run *r, size_t hl);
+void run_record_mine(run *r, const iw_mpa_rr *rr);
+void run_mine_from_cfg(run *r, iw_mpa_rr *rr, iw_mpa_rr_type type);
 void run_ensure_recv(run *r, int line);
 void run_step_send_fpdu(run *r, const iwc_step *s);
 void run_step_send_rr(run *r, const iwc_step *s);

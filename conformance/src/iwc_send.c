@@ -37,8 +37,12 @@ static bool tx_ready(run *r, int line) {
         run_error(r, line, "cannot send an FPDU before both MPA frames were exchanged");
         return false;
     }
-    /* Our FPDUs carry markers iff the IUT asked (its M), CRCs iff either C. */
-    iwc_tx_start(&r->tx, r->theirs.m, r->mine.c || r->theirs.c);
+    /* Our FPDUs carry markers iff the IUT asked (its M), CRCs iff either C;
+     * over SCTP neither exists (RFC 5043 §5.2.2). */
+    if (r->sctp)
+        iwc_tx_start(&r->tx, false, false);
+    else
+        iwc_tx_start(&r->tx, r->theirs.m, r->mine.c || r->theirs.c);
     r->tx_full = true;
     return true;
 }
@@ -49,7 +53,22 @@ static int frame_out(run *r, int line, uint8_t kind, const iwc_buf *seg, const i
     char err[256];
     uint8_t *ul = NULL;
     size_t ull = 0;
-    if (iwc_fpdu_build(&r->tx, seg->p, seg->len, mut, &r->held, &ul, &ull, err, sizeof err) < 0) {
+    if (r->sctp) {
+        /* One DDP Segment Chunk (RFC 5043 §5.2.2). */
+        uint16_t ssn = run_sctp_ssn(r, mut && mut->ssn_set ? &mut->ssn : NULL);
+        iwc_buf chunk = {0};
+        int rc =
+            iwc_sctp_chunk_build(ssn, seg->p, seg->len, mut, &chunk, &ul, &ull, err, sizeof err);
+        if (rc == 0)
+            run_sctp_queue(r, mut && mut->ppid_set ? mut->ppid : IW_SCTP_PPID_DDP_SEGMENT,
+                           mut ? mut->sid : 0, mut && mut->ordered, chunk.p, chunk.len);
+        iwc_buf_free(&chunk);
+        if (rc < 0) {
+            run_error(r, line, "%s", err);
+            return -1;
+        }
+    } else if (iwc_fpdu_build(&r->tx, seg->p, seg->len, mut, &r->held, &ul, &ull, err, sizeof err) <
+               0) {
         run_error(r, line, "%s", err);
         return -1;
     }
@@ -92,6 +111,11 @@ static int frame_out(run *r, int line, uint8_t kind, const iwc_buf *seg, const i
         }
     }
     return 0;
+}
+
+size_t run_seg_room(const run *r, size_t hl) {
+    /* RFC 5044 §4.5 MULPDU for our EMSS; over SCTP, RFC 5043 §9. */
+    return (r->sctp ? SCTP_SEG : iw_mpa_mulpdu(EMSS, r->tx.flags & IW_MPA_MARKERS)) - hl;
 }
 
 void run_send_answer(run *r, iw_rdmap_msg *m, const uint8_t *pay, size_t paylen) {
@@ -150,6 +174,16 @@ static bool mut_from(run *r, const iwc_step *s, iwc_mut *mu) {
         mu->pad_set = true;
         mu->pad = (uint8_t)v;
     }
+    if (run_arg_num(r, s, "ssn", &v)) {
+        mu->ssn_set = true;
+        mu->ssn = (uint16_t)v;
+    }
+    if (run_arg_num(r, s, "ppid", &v)) {
+        mu->ppid_set = true;
+        mu->ppid = (uint32_t)v;
+    }
+    mu->sid = (uint16_t)run_arg_num_or(r, s, "stream", 0);
+    mu->ordered = run_arg_num_or(r, s, "ordered", 0) != 0;
     const iwc_arg *c = iwc_step_arg(s, "crc");
     if (c && c->word)
         mu->crc = !strcmp(c->word, "bad")    ? IWC_CRC_BAD
@@ -305,7 +339,7 @@ void run_step_send_fpdu(run *r, const iwc_step *s) {
         repeat = 1;
     /* Segment size: seg= or our MULPDU (RFC 5044 §4.5, RFC 5041 §5.2). */
     size_t hl = m.ddp.tagged ? IW_DDP_TAGGED_HDR_LEN : IW_DDP_UNTAGGED_HDR_LEN;
-    size_t room = iw_mpa_mulpdu(EMSS, r->tx.flags & IW_MPA_MARKERS) - hl;
+    size_t room = run_seg_room(r, hl);
     uint64_t segv;
     if (run_arg_num(r, s, "seg", &segv) && segv > 0)
         room = (size_t)segv;
@@ -355,7 +389,7 @@ void run_step_send_fpdu(run *r, const iwc_step *s) {
 }
 
 /* Our MPA Request or Reply from the case's peer: settings. */
-static void mine_from_cfg(run *r, iw_mpa_rr *rr, iw_mpa_rr_type type) {
+void run_mine_from_cfg(run *r, iw_mpa_rr *rr, iw_mpa_rr_type type) {
     const iwc_mpa_cfg *p = &r->c->peer_mpa;
     memset(rr, 0, sizeof *rr);
     rr->type = type;
@@ -398,7 +432,7 @@ static void mine_from_cfg(run *r, iw_mpa_rr *rr, iw_mpa_rr_type type) {
     }
 }
 
-static void record_mine(run *r, const iw_mpa_rr *rr) {
+void run_record_mine(run *r, const iw_mpa_rr *rr) {
     r->mine = *rr;
     r->mine.pd = r->mine.ulp_pd = NULL; /* only flags and v2 are used later */
     r->mine_sent = true;
@@ -409,7 +443,7 @@ static void record_mine(run *r, const iw_mpa_rr *rr) {
 void run_step_send_rr(run *r, const iwc_step *s) {
     iw_mpa_rr rr;
     iw_mpa_rr_type type = s->sub == IWC_SEND_MPA_REQUEST ? IW_MPA_REQUEST : IW_MPA_REPLY;
-    mine_from_cfg(r, &rr, type);
+    run_mine_from_cfg(r, &rr, type);
     uint64_t v;
     if (run_arg_num(r, s, "m", &v))
         rr.m = v != 0;
@@ -475,7 +509,7 @@ void run_step_send_rr(run *r, const iwc_step *s) {
     if (iwc_rr_build(&rr, &mu, &out, err, sizeof err) < 0) {
         run_error(r, s->line, "%s", err);
     } else {
-        record_mine(r, &rr);
+        run_record_mine(r, &rr);
         iwc_buf_add(&r->held, out.p, out.len);
         const iwc_arg *sp = iwc_step_arg(s, "split");
         r->nsplit = 0;
@@ -559,18 +593,31 @@ static void await_connected(run *r) {
         r->ev[e - r->ev].consumed = false;
 }
 
+/* Our startup frame: an MPA Request or Reply, or over SCTP the Session
+ * Control message it stands for (RFC 6581 §7). */
+static int startup_send(run *r, iw_mpa_rr *rr, iwc_buf *out) {
+    char err[256];
+    if (r->sctp) {
+        run_record_mine(r, rr);
+        run_sctp_send_rr(r, rr);
+        return 0;
+    }
+    if (iwc_rr_build(rr, NULL, out, err, sizeof err) < 0) {
+        run_error(r, 0, "%s", err);
+        return -1;
+    }
+    run_record_mine(r, rr);
+    run_tx_write(r, out->p, out->len, NULL, 0);
+    return 0;
+}
+
 void run_startup_auto(run *r) {
     iw_mpa_rr rr;
-    char err[256];
     iwc_buf out = {0};
     if (r->c->role == IWC_IUT_RESPONDER) {
-        mine_from_cfg(r, &rr, IW_MPA_REQUEST);
-        if (iwc_rr_build(&rr, NULL, &out, err, sizeof err) < 0) {
-            run_error(r, 0, "%s", err);
+        run_mine_from_cfg(r, &rr, IW_MPA_REQUEST);
+        if (startup_send(r, &rr, &out) < 0)
             goto done;
-        }
-        record_mine(r, &rr);
-        run_tx_write(r, out.p, out.len, NULL, 0);
         if (!run_wait_for(r, run_have_theirs, r->timeout_ms) || !r->theirs_got) {
             run_fail(r, 0, "MPA startup: %s",
                      r->rx_lost ? "the IUT's MPA Reply is invalid"
@@ -604,15 +651,11 @@ void run_startup_auto(run *r) {
             r->abort_steps = true;
             goto done;
         }
-        mine_from_cfg(r, &rr, IW_MPA_REPLY);
+        run_mine_from_cfg(r, &rr, IW_MPA_REPLY);
         if (r->reject_startup)
             rr.r = true;
-        if (iwc_rr_build(&rr, NULL, &out, err, sizeof err) < 0) {
-            run_error(r, 0, "%s", err);
+        if (startup_send(r, &rr, &out) < 0)
             goto done;
-        }
-        record_mine(r, &rr);
-        run_tx_write(r, out.p, out.len, NULL, 0);
         if (r->reject_startup)
             r->abort_steps = true;
         else if (!rr.r) {

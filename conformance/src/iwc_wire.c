@@ -7,6 +7,7 @@
 #include "iw_peer.h"
 
 #include <iwarp/crc32c.h>
+#include <iwarp/sctp.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,39 @@ size_t iwc_seg_hdr_len(const uint8_t *seg, size_t len) {
 static void put16(uint8_t *b, uint16_t v) {
     b[0] = (uint8_t)(v >> 8);
     b[1] = (uint8_t)v;
+}
+
+int iwc_sctp_chunk_build(uint16_t ssn, const uint8_t *seg, size_t seglen, const iwc_mut *mut,
+                         iwc_buf *out, uint8_t **ulpdu_out, size_t *ulpdu_len_out, char *err,
+                         size_t errlen) {
+    static const iwc_mut none;
+    if (!mut)
+        mut = &none;
+    *ulpdu_out = NULL;
+    if (mut->len_set || mut->mark_set || mut->lead_set || mut->pad_set || mut->crc) {
+        snprintf(err, errlen, "ulpdu-len, marker, pad and crc are MPA's: not over SCTP");
+        return -1;
+    }
+    size_t ul = mut->trunc_set && mut->trunc < seglen ? mut->trunc : seglen;
+    size_t total = ul + mut->extra;
+    uint8_t *u = malloc(total + 1);
+    if (!u) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    memcpy(u, seg, ul);
+    iwc_pattern(0xEE, 0, u + ul, mut->extra);
+    uint8_t h[IW_SCTP_SSN_LEN];
+    iw_ssize n = iw_sctp_seg_encode(h, sizeof h, ssn, NULL, 0, NULL, 0);
+    if (n != IW_SCTP_SSN_LEN || iwc_buf_add(out, h, sizeof h) < 0 ||
+        iwc_buf_add(out, u, total) < 0) {
+        free(u);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    *ulpdu_out = u;
+    *ulpdu_len_out = total;
+    return 0;
 }
 
 int iwc_fpdu_build(iwc_tx *tx, const uint8_t *seg, size_t seglen, const iwc_mut *mut, iwc_buf *out,

@@ -36,6 +36,13 @@ typedef struct iwc_mut {
     bool pad_set; /* PAD octets hold pad instead of zero */
     uint8_t pad;
     iwc_crc_mut crc;
+    /* DDP over SCTP (RFC 5043): the chunk's DDP-SSN, PPID, stream, U flag */
+    bool ssn_set;
+    uint16_t ssn;
+    bool ppid_set;
+    uint32_t ppid;
+    uint16_t sid;
+    bool ordered;
 } iwc_mut;
 
 /* Frame one DDP segment (seg, seglen) as an FPDU at tx->pos, apply the
@@ -45,6 +52,14 @@ typedef struct iwc_mut {
  * err set (a mutation that cannot apply, e.g. no marker inside the FPDU). */
 int iwc_fpdu_build(iwc_tx *tx, const uint8_t *seg, size_t seglen, const iwc_mut *mut, iwc_buf *out,
                    uint8_t **ulpdu_out, size_t *ulpdu_len_out, char *err, size_t errlen);
+
+/* Over SCTP: the DDP segment (seg, seglen) as a DDP Segment Chunk payload
+ * (RFC 5043 §5.2.2) with DDP-SSN ssn, trunc= and extra= applied, appended
+ * to out; *ulpdu_out as for iwc_fpdu_build. MPA's own mutations have no
+ * place here: -1 with err. */
+int iwc_sctp_chunk_build(uint16_t ssn, const uint8_t *seg, size_t seglen, const iwc_mut *mut,
+                         iwc_buf *out, uint8_t **ulpdu_out, size_t *ulpdu_len_out, char *err,
+                         size_t errlen);
 
 /* Encode msg's headers + payload as one DDP segment into a new buffer. */
 int iwc_seg_encode(const iw_rdmap_msg *m, const uint8_t *pay, size_t paylen, iwc_buf *out);

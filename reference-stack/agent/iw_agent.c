@@ -269,6 +269,19 @@ static int agent_fields(const iw_json_doc *d, const iw_json *o, iw_agent_req *r,
         return 0;
     case IW_AGENT_POST_SEND:
         return agent_post_send(d, o, r, err, el);
+    case IW_AGENT_RESET: {
+        /* extension "transport.sctp": the session's transport (absent: tcp) */
+        const char *tr = "tcp";
+        if (iw_json_str(d, o, "transport", false, &tr, err, el) < 0)
+            return -1;
+        if (!strcmp(tr, "tcp"))
+            r->transport = IW_AGENT_TCP;
+        else if (!strcmp(tr, "sctp"))
+            r->transport = IW_AGENT_SCTP;
+        else
+            return agent_err(err, el, "field 'transport' must be \"tcp\" or \"sctp\"");
+        return 0;
+    }
     case IW_AGENT_POLL:
         v = 0;
         if (iw_json_u64(d, o, "timeout_ms", false, 600000, &v, err, el) < 0)

@@ -77,8 +77,13 @@ typedef struct iw_agent_mpa {
     size_t private_data_len;
 } iw_agent_mpa;
 
+/* reset's "transport" (extension "transport.sctp"): what the session's
+ * listen and connect use, MPA over TCP or DDP over SCTP (RFC 5043). */
+typedef enum iw_agent_transport { IW_AGENT_TCP = 0, IW_AGENT_SCTP } iw_agent_transport;
+
 typedef struct iw_agent_req {
     iw_agent_op op;
+    iw_agent_transport transport;
     char host[64];
     uint16_t port;
     iw_agent_mpa mpa;

@@ -109,6 +109,35 @@ size_t iw_pcapw_build(uint8_t *out, const iw_pcapw_conn *k, const iw_pcapw_tcp *
     return iph + thl + t->len;
 }
 
+void iw_pcapw_udp(iw_pcapw_conn *k, int from, const uint8_t *data, size_t len) {
+    int s = from ? 1 : 0;
+    if (k->af != 4 || len > IW_PCAPW_PAYLOAD_MAX)
+        return;
+    uint8_t *ip = k->pkt, *uh = k->pkt + 20;
+    memset(ip, 0, 28);
+    ip[0] = 0x45;
+    iw_pcapw_put16(ip + 2, (uint16_t)(28 + len));
+    iw_pcapw_put16(ip + 4, (k->opts & IW_PCAPW_IPID_COUNT) ? ++k->ipid[s] : 0);
+    ip[6] = 0x40; /* DF */
+    ip[8] = 64;
+    ip[9] = 17; /* UDP */
+    memcpy(ip + 12, k->ip[s], 4);
+    memcpy(ip + 16, k->ip[!s], 4);
+    iw_pcapw_put16(ip + 10, iw_pcapw_csum(ip, 20, 0));
+    iw_pcapw_put16(uh, k->port[s]);
+    iw_pcapw_put16(uh + 2, k->port[!s]);
+    iw_pcapw_put16(uh + 4, (uint16_t)(8 + len));
+    memcpy(uh + 8, data, len);
+    /* RFC 768: the checksum over the pseudo-header too; 0 means none. */
+    uint32_t sum = (uint32_t)(k->ip[s][0] << 8 | k->ip[s][1]) +
+                   (uint32_t)(k->ip[s][2] << 8 | k->ip[s][3]) +
+                   (uint32_t)(k->ip[!s][0] << 8 | k->ip[!s][1]) +
+                   (uint32_t)(k->ip[!s][2] << 8 | k->ip[!s][3]) + 17 + (uint32_t)(8 + len);
+    uint16_t c = iw_pcapw_csum(uh, 8 + len, sum);
+    iw_pcapw_put16(uh + 6, c ? c : 0xFFFF);
+    k->sink(k->sink_ctx, 4, from, k->pkt, 28 + len);
+}
+
 void iw_pcapw_conn_init(iw_pcapw_conn *k, int af, uint32_t isn0, uint32_t isn1) {
     memset(k, 0, sizeof *k);
     k->af = af;

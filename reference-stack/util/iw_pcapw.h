@@ -104,6 +104,11 @@ void iw_pcapw_seg(iw_pcapw_conn *k, int from, uint8_t flags, const uint8_t *data
  * (PSH|ACK; see IW_PCAPW_PSH_LAST). Nothing for len 0. */
 void iw_pcapw_send(iw_pcapw_conn *k, int from, const uint8_t *data, size_t len, size_t mss);
 
+/* One UDP datagram (IPv4 only; nothing for IPv6 or over
+ * IW_PCAPW_PAYLOAD_MAX) from side `from`, with the conversation's
+ * addresses and ports: SCTP carried in UDP (RFC 6951) for instance. */
+void iw_pcapw_udp(iw_pcapw_conn *k, int from, const uint8_t *data, size_t len);
+
 /* SYN, SYN|ACK, ACK with `client` opening. */
 void iw_pcapw_handshake(iw_pcapw_conn *k, int client);
 

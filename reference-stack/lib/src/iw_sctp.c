@@ -168,6 +168,22 @@ iw_ssize iw_sctp_adapt_encode(uint8_t *out, size_t outlen, uint32_t ind) {
     return IW_SCTP_ADAPT_PARAM_LEN;
 }
 
+void iw_sctp_ctrl_from_mpa(const iw_mpa_rr *rr, uint16_t ssn, iw_sctp_ctrl *c) {
+    memset(c, 0, sizeof *c);
+    c->ssn = ssn;
+    /* A frame is enhanced when it says S=1 in Rev 2 or later (RFC 6581 §5). */
+    bool enh = rr->enhanced || (rr->rev >= IW_MPA_REV2 && rr->s);
+    if (rr->type == IW_MPA_REQUEST)
+        c->fc = enh ? IW_SCTP_FC_ENH_INITIATE : IW_SCTP_FC_INITIATE;
+    else if (rr->r)
+        c->fc = enh ? IW_SCTP_FC_ENH_REJECT : IW_SCTP_FC_REJECT;
+    else
+        c->fc = enh ? IW_SCTP_FC_ENH_ACCEPT : IW_SCTP_FC_ACCEPT;
+    c->v2 = rr->v2;
+    c->ulp_pd = rr->ulp_pd;
+    c->ulp_pd_len = rr->ulp_pd_len;
+}
+
 bool iw_sctp_ctrl_as_mpa(const iw_sctp_ctrl *c, iw_mpa_rr *rr) {
     memset(rr, 0, sizeof *rr);
     switch (c->fc) {

@@ -467,25 +467,17 @@ static int emit(iw_sctp_conn *sc, iw_sctp_msg *m, uint32_t ppid, size_t len) {
 /* The engine's MPA frame as the Session Control message it stands for
  * (RFC 6581 §7). */
 static int emit_rr(iw_sctp_conn *sc, const iw_mpa_rr *rr, iw_sctp_msg *m) {
-    iw_sctp_ctrl c = {0};
-    c.ssn = sc->tx_next;
-    bool enh = rr->enhanced;
+    iw_sctp_ctrl c;
+    iw_sctp_ctrl_from_mpa(rr, sc->tx_next, &c);
     if (rr->type == IW_MPA_REQUEST) {
-        c.fc = enh ? IW_SCTP_FC_ENH_INITIATE : IW_SCTP_FC_INITIATE;
         sc->began = true;
-        sc->enhanced = enh;
+        sc->enhanced = iw_sctp_fc_enhanced(c.fc);
     } else if (rr->r) {
-        c.fc = enh ? IW_SCTP_FC_ENH_REJECT : IW_SCTP_FC_REJECT;
         sc->rejected = sc->we_rejected = true;
         end_session(sc);
-    } else {
-        c.fc = enh ? IW_SCTP_FC_ENH_ACCEPT : IW_SCTP_FC_ACCEPT;
-        if (sc->sess == IW_SCTP_SESS_STARTING)
-            sc->sess = IW_SCTP_SESS_OPEN;
+    } else if (sc->sess == IW_SCTP_SESS_STARTING) {
+        sc->sess = IW_SCTP_SESS_OPEN;
     }
-    c.v2 = rr->v2;
-    c.ulp_pd = rr->ulp_pd;
-    c.ulp_pd_len = rr->ulp_pd_len;
     iw_ssize n = iw_sctp_ctrl_encode(sc->out, sc->out_cap, &c);
     if (n < 0)
         return (int)n;

@@ -62,9 +62,10 @@ typedef struct tgt {
     uint64_t next_id;
     uint64_t posted_bytes; /* recvs + sends: TGT_POSTED_BYTES_MAX */
     uint32_t posted_wrs;
-    char err[200];    /* a formatted handler error */
-    char host[64];    /* the agent's own address: a listen without host serves there */
-    iw_agent_srv srv; /* the runner, its requests, the events */
+    char err[200];          /* a formatted handler error */
+    char host[64];          /* the agent's own address: a listen without host serves there */
+    iw_transport transport; /* the session's (reset "transport"); a new runner gets TCP */
+    iw_agent_srv srv;       /* the runner, its requests, the events */
 } tgt;
 
 static volatile sig_atomic_t stop_flag;
@@ -119,7 +120,8 @@ static void tgt_teardown(tgt *t) {
 }
 
 static int tgt_setup(tgt *t) {
-    if (iw_dev_open(&t->dev) < 0 || iw_pd_alloc(iw_dev_rnic(t->dev), &t->pd) < 0 ||
+    if (iw_dev_open_transport(&t->dev, t->transport) < 0 ||
+        iw_pd_alloc(iw_dev_rnic(t->dev), &t->pd) < 0 ||
         iw_pd_alloc(iw_dev_rnic(t->dev), &t->pd2) < 0 || iw_cq_create(t->dev, CQ_DEPTH, &t->cq) < 0)
         return -1;
     return 0;
@@ -562,12 +564,19 @@ static const char *handle_req(void *ctx, iw_agent_req *r, const char *line, size
         iw_agent_hello_extensions_begin(o);
         iw_jw_str(o, NULL, "mpa.timeout_ms");
         iw_jw_str(o, NULL, "event.terminate");
+        if (iw_transport_available(IW_TRANSPORT_SCTP))
+            iw_jw_str(o, NULL, "transport.sctp");
         iw_jw_arr_end(o);
         iw_jw_obj_end(o);
         return NULL;
-    case IW_AGENT_RESET:
+    case IW_AGENT_RESET: {
+        iw_transport tr = r->transport == IW_AGENT_SCTP ? IW_TRANSPORT_SCTP : IW_TRANSPORT_TCP;
+        if (!iw_transport_available(tr))
+            return "transport sctp is not available (built without libusrsctp)";
         tgt_teardown(t);
+        t->transport = tr;
         return tgt_setup(t) < 0 ? "cannot re-create the device" : NULL;
+    }
     case IW_AGENT_LISTEN:
         return do_connect(t, r, line_has(line, len, "host") ? r->host : t->host, o);
     case IW_AGENT_CONNECT:
@@ -636,6 +645,7 @@ static int tgt_end_session(tgt *t, int ep, bool once) {
     tgt_teardown(t);
     if (once)
         stop_flag = 1;
+    t->transport = IW_TRANSPORT_TCP;
     if (tgt_setup(t) < 0) {
         stop_flag = 1;
         return -1;
@@ -723,7 +733,8 @@ int main(int argc, char **argv) {
     while (!stop_flag) {
         struct epoll_event ev = {.events = EPOLLIN, .data.u32 = TAG_DEV};
         epoll_ctl(ep, EPOLL_CTL_ADD, iw_dev_fd(t.dev), &ev); /* re-added after a reset */
-        int timeout = iw_agent_srv_wait_ms(&t.srv, 50);
+        /* usrsctp's timers want a tick about every 10 ms (<iwarp/verbs.h>). */
+        int timeout = iw_agent_srv_wait_ms(&t.srv, t.transport == IW_TRANSPORT_SCTP ? 10 : 50);
         struct epoll_event evs[8];
         int n = epoll_wait(ep, evs, 8, timeout);
         bool knock = false;

@@ -135,6 +135,10 @@ iw_ssize iw_sctp_ctrl_encode(uint8_t *out, size_t outlen, const iw_sctp_ctrl *c)
  * false for a code with no equivalent (Terminate, Experimental,
  * unassigned). rr points into c's Private Data. */
 bool iw_sctp_ctrl_as_mpa(const iw_sctp_ctrl *c, iw_mpa_rr *rr);
+/* The other way (same RFC 6581 §7 table): the Session Control message a
+ * startup frame is sent as, for iw_sctp_ctrl_encode (ulp_pd and v2 from
+ * rr; M, C, Rev and the key have no place over SCTP). */
+void iw_sctp_ctrl_from_mpa(const iw_mpa_rr *rr, uint16_t ssn, iw_sctp_ctrl *c);
 
 /* ---- DDP-SSN order (§5.2.1, §6.1, §10) ---- */
 
