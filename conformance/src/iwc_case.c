@@ -1630,10 +1630,8 @@ static void check_transports(parser *p) {
     const iwc_mpa_cfg *m = &c->peer_mpa;
     const char *tcp = NULL, *sctp = NULL;
     int tcp_line = 0, sctp_line = 0;
-    if (!c->startup_auto)
-        tcp = "its MPA startup is scripted (startup: tcp)";
-    else if (c->iut_mpa.markers >= 0 || c->iut_mpa.crc >= 0 || m->markers >= 0 || m->crc >= 0 ||
-             m->s >= 0 || m->res >= 0 || (m->rev >= 0 && m->rev != 1 && m->rev != 2))
+    if (c->iut_mpa.markers >= 0 || c->iut_mpa.crc >= 0 || m->markers >= 0 || m->crc >= 0 ||
+        m->s >= 0 || m->res >= 0 || (m->rev >= 0 && m->rev != 1 && m->rev != 2))
         tcp = "it sets MPA markers, CRCs, Res or an MPA revision";
     for (int i = 0; i < c->nsteps && !(tcp && sctp); i++) {
         bool is_sctp;

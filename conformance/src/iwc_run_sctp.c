@@ -395,8 +395,10 @@ static void rx_ctrl(run *r, const uint8_t *p, size_t n) {
         return;
     }
     if (c.fc == IW_SCTP_FC_TERMINATE) {
-        /* §6.2: the IUT's last chunk of this session: its stream is over. */
+        /* §6.2: the IUT's last chunk of this session: its stream is over,
+         * as a FIN ends TCP's (not octets a "silent" close may not send). */
         r->eof = true;
+        r->rx_bytes -= n;
     }
 }
 

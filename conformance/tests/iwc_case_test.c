@@ -101,6 +101,48 @@ static void test_good(void) {
     iwc_case_free(&c);
 }
 
+/* Which transports a case runs over: derived from what it uses. */
+static void test_transports(void) {
+    static const struct {
+        const char *steps;
+        unsigned want; /* 0: a parse error */
+        const char *why;
+    } t[] = {
+        {"send: write stag=1 to=0 len=4\n", IWC_TR_TCP | IWC_TR_SCTP, NULL},
+        {"send: write stag=1 to=0 len=4 crc=bad\n", IWC_TR_TCP, "line 5: it sets an MPA field"},
+        {"send: write stag=1 to=0 len=4 split=3\n", IWC_TR_TCP, "cuts TCP segments"},
+        {"expect: mpa-reply key=rep\n", IWC_TR_TCP, "key, M, C or Res"},
+        {"expect: mpa-reply r=1 ird=4\n", IWC_TR_TCP | IWC_TR_SCTP, NULL},
+        {"expect: terminate 2/0/1\n", IWC_TR_TCP, "LLP (MPA) Terminate"},
+        {"send: write stag=1 to=0 len=4 ssn=3\n", IWC_TR_SCTP, "line 5: it sets DDP-SSNs"},
+        {"send: ctrl fc=terminate\n", IWC_TR_SCTP, "SCTP chunks"},
+        {"send: chunk ppid=16 data=hex:00\n", IWC_TR_SCTP, "SCTP chunks"},
+        {"expect: ctrl fc=accept\n", IWC_TR_SCTP, "SCTP chunks"},
+        {"transport: tcp\nsend: write stag=1 to=0 len=4\n", IWC_TR_TCP, "'transport:' line"},
+        {"mpa: markers=1\nsend: ctrl fc=0x42\n", 0, "MPA over TCP"},
+        {"transport: sctp\nsend: send len=1 pad=1\n", 0, "transport: sctp, but"},
+        {"transport: udp\nsend: send len=1\n", 0, "tcp, sctp or any"},
+        {"send: ctrl\n", 0, "wants fc="},
+        {"send: chunk ppid=16\n", 0, "wants ppid= and data="},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "id: x.y\ntitle: t\nrfc: RFC 5043 §6.1\niut: responder\n%s",
+                 t[i].steps);
+        iwc_case c;
+        char err[256];
+        int rc = parse(text, &c, err, sizeof err);
+        if (!t[i].want) {
+            CHECK(rc < 0 && strstr(err, t[i].why));
+            continue;
+        }
+        CHECK(rc == 0 && c.transports == t[i].want);
+        CHECK(t[i].why ? c.tr_why && strstr(c.tr_why, t[i].why) : !c.tr_why);
+        if (rc == 0)
+            iwc_case_free(&c);
+    }
+}
+
 static void test_bad(void) {
     static const struct {
         const char *text;
@@ -417,6 +459,7 @@ static void test_shipped_and_mutated(const char *dir) {
 int main(int argc, char **argv) {
     test_good();
     test_bad();
+    test_transports();
     test_triples_faults();
     test_deviations();
     test_shipped_and_mutated(argc > 1 ? argv[1] : "conformance/cases");

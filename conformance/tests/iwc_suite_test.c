@@ -28,6 +28,8 @@
 #include "iw_json.h"
 #include "iwc_proc.h"
 
+#include <iwarp/crc32c.h>
+
 static int failures;
 
 #define CHECK(c, ...)                                                                              \
@@ -413,9 +415,75 @@ static void drop_check(const char *target, const char *conform, const char *case
     }
 }
 
+/* --transport sctp: every packet is Ethernet/IPv4/UDP carrying one SCTP
+ * packet whose CRC32c verifies (RFC 4960 §6.8), the first an INIT, and
+ * every DATA chunk with one of DDP's PPIDs (RFC 5043 §5.2). Returns the
+ * packet count, or -1 with why. */
+static int pcap_check_sctp(const char *path, char *why, size_t wl) {
+    char err[PCAP_ERRBUF_SIZE];
+    pcap_t *p = pcap_open_offline(path, err);
+    if (!p) {
+        snprintf(why, wl, "%.150s", err);
+        return -1;
+    }
+    struct pcap_pkthdr *h;
+    const u_char *d;
+    int n = 0, data = 0, rc;
+    while ((rc = pcap_next_ex(p, &h, &d)) == 1) {
+        n++;
+        if (h->caplen < 14 + 20 + 8 + 12 || d[12] != 0x08 || d[13] != 0x00 || d[23] != 17) {
+            snprintf(why, wl, "packet %d is not Ethernet/IPv4/UDP with an SCTP header", n);
+            goto bad;
+        }
+        const u_char *udp = d + 34, *sh = udp + 8;
+        size_t ulen = (size_t)(udp[4] << 8 | udp[5]);
+        if (ulen + 34 != h->caplen || ulen < 8 + 12 + 4) {
+            snprintf(why, wl, "packet %d: UDP length %zu does not match", n, ulen);
+            goto bad;
+        }
+        size_t sl = ulen - 8;
+        uint8_t buf[65536];
+        memcpy(buf, sh, sl);
+        memset(buf + 8, 0, 4);
+        uint8_t want[4];
+        iw_crc32c_put(want, iw_crc32c(buf, sl));
+        if (memcmp(want, sh + 8, 4)) {
+            snprintf(why, wl, "packet %d: SCTP CRC32c does not verify", n);
+            goto bad;
+        }
+        if (n == 1 && sh[12] != 1) {
+            snprintf(why, wl, "the first packet is not an INIT (chunk type %u)", sh[12]);
+            goto bad;
+        }
+        for (size_t off = 12; off + 4 <= sl;) { /* chunks, padded to 4 */
+            size_t cl = (size_t)(sh[off + 2] << 8 | sh[off + 3]);
+            if (cl < 4)
+                break;
+            if (sh[off] == 0 && cl >= 16 && off + 16 <= sl) {
+                uint32_t ppid = (uint32_t)sh[off + 12] << 24 | sh[off + 13] << 16 |
+                                sh[off + 14] << 8 | sh[off + 15];
+                if (ppid != 16 && ppid != 17) {
+                    snprintf(why, wl, "packet %d: DATA with PPID %u", n, ppid);
+                    goto bad;
+                }
+                data++;
+            }
+            off += (cl + 3) & ~(size_t)3;
+        }
+    }
+    pcap_close(p);
+    (void)data; /* none at all is legal: mpa.no-request-timeout sends none */
+    return n;
+bad:
+    pcap_close(p);
+    return -1;
+}
+
 int main(int argc, char **argv) {
-    if (argc != 7) {
-        fprintf(stderr, "usage: iwc_suite_test TARGET CONFORM DECODE CASES DEVIATIONS OUTDIR\n");
+    bool sctp = argc == 8 && !strcmp(argv[7], "sctp");
+    if (argc != 7 && !sctp) {
+        fprintf(stderr,
+                "usage: iwc_suite_test TARGET CONFORM DECODE CASES DEVIATIONS OUTDIR [sctp]\n");
         return 2;
     }
     const char *target = argv[1], *conform = argv[2], *decode = argv[3], *cases = argv[4],
@@ -431,9 +499,19 @@ int main(int argc, char **argv) {
     char *targv[] = {(char *)target, "--agent", agent, NULL};
     pid_t tp = iwc_spawn(targv, log);
     CHECK(tp > 0 && iwc_port_up(port, 5000), "iwarp-target did not start on %s", agent);
-    char *cargv[] = {(char *)conform, "--agent",      agent,        "--cases",
-                     (char *)cases,   "--deviations", (char *)devs, "--out",
-                     (char *)out,     "--no-color",   NULL};
+    char *cargv[] = {(char *)conform,
+                     "--agent",
+                     agent,
+                     "--cases",
+                     (char *)cases,
+                     "--deviations",
+                     (char *)devs,
+                     "--out",
+                     (char *)out,
+                     "--no-color",
+                     "--transport",
+                     sctp ? "sctp" : "tcp",
+                     NULL};
     int rc = iwc_wait(iwc_spawn(cargv, NULL));
     iwc_stop(tp);
     CHECK(rc == 0,
@@ -448,7 +526,7 @@ int main(int argc, char **argv) {
     char *txt = iwc_slurp(path, &len);
     CHECK(txt, "%s missing", path);
     iw_json_doc d;
-    int total = -1, ncases = 0;
+    int total = -1, ncases = 0, nsctp = 0;
     if (txt && iw_json_parse(&d, txt, len) == 0) {
         const iw_json *root = &d.nodes[0];
         const iw_json *counts = iw_json_get(&d, root, "counts");
@@ -468,6 +546,19 @@ int main(int argc, char **argv) {
                         (!strcmp(st->str, "pass") || !strcmp(st->str, "deviation") ||
                          !strcmp(st->str, "skip"));
             CHECK(okst, "case %s: status %s", id ? id->str : "?", st ? st->str : "?");
+            bool skipped = st && st->type == IW_JSON_STR && !strcmp(st->str, "skip");
+            bool sctp_case = id && id->type == IW_JSON_STR && !strncmp(id->str, "sctp.", 5);
+            /* Over each transport only the other one's cases are skipped,
+             * saying why; RFC 5043's own cases run over SCTP. */
+            const iw_json *rs = iw_json_get(&d, c, "reason");
+            const char *other = sctp ? "MPA over TCP only (" : "DDP over SCTP only (";
+            if (skipped)
+                CHECK(rs && rs->type == IW_JSON_STR && !strncmp(rs->str, other, strlen(other)),
+                      "case %s skipped: %s", id ? id->str : "?",
+                      rs && rs->type == IW_JSON_STR ? rs->str : "no reason");
+            CHECK(sctp ? !(skipped && sctp_case) : skipped == sctp_case, "case %s: %s over %s",
+                  id ? id->str : "?", skipped ? "skipped" : "ran", sctp ? "SCTP" : "TCP");
+            nsctp += sctp_case && !skipped;
             /* Where the RFCs allow several outcomes the result names the one
              * chosen; iwarp-target answers with the first listed. */
             const iw_json *oc = iw_json_get(&d, c, "outcome");
@@ -491,13 +582,15 @@ int main(int argc, char **argv) {
                 if (pc && pc->type == IW_JSON_STR) {
                     char pp[4096], why[200];
                     snprintf(pp, sizeof pp, "%s/%s", out, pc->str);
-                    int n = pcap_check(pp, NULL, NULL, why, sizeof why);
+                    int n = sctp ? pcap_check_sctp(pp, why, sizeof why)
+                                 : pcap_check(pp, NULL, NULL, why, sizeof why);
                     CHECK(n >= 3, "%s: %s", pp, n < 0 ? why : "fewer than 3 packets");
                 }
             }
         }
         CHECK(total == ncases && total >= 60, "results.json: total %d, %d case entries", total,
               ncases);
+        CHECK(!sctp || nsctp >= 8, "only %d sctp.* cases ran over SCTP", nsctp);
         iw_json_free(&d);
     } else {
         CHECK(0, "results.json does not parse: %s", txt ? d.err : "missing");
@@ -522,6 +615,14 @@ int main(int argc, char **argv) {
               !strstr(txt, "http://") && !strstr(txt, "https://"),
           "report.html is not the expected self-contained page");
     free(txt);
+
+    if (sctp) { /* the rest is about MPA's byte stream */
+        if (failures)
+            fprintf(stderr, "iwc_suite_test: %d check(s) failed (outputs in %s)\n", failures, out);
+        else
+            printf("iwc_suite_test: ok over SCTP (%d cases; outputs in %s)\n", ncases, out);
+        return failures ? 1 : 0;
+    }
 
     /* Cut two pcaps back to one direction and let iwarp-decode judge them:
      * a clean Write, and a Send whose CRC the case broke on purpose. */

@@ -637,7 +637,11 @@ static int vs_qp_flush(iw_qp *q, iw_tstamp now) {
      * startup timeout or the ULP's close) has nothing to terminate. */
     bool never = iw_sctp_conn_session(s->sc) == IW_SCTP_SESS_STARTING &&
                  iw_conn_get_state(q->conn) == IW_CONN_CLOSED;
-    if (!s->shut && (st.term_tx || st.term_rx || s->rejected || never) &&
+    /* A chunk that broke RFC 5043 §6.1 before any session began (a DDP
+     * Segment or an Accept where the Initiate belongs) leaves no session to
+     * send a Session Terminate in: the association's end terminates it. */
+    bool violated = iw_sctp_conn_problem(s->sc, NULL) != IW_SCTP_SESS_PROBLEM_NONE;
+    if (!s->shut && (st.term_tx || st.term_rx || s->rejected || never || violated) &&
         !iw_sctp_conn_want_write(s->sc)) {
         usrsctp_shutdown(s->so, SHUT_WR);
         s->shut = true;

@@ -297,6 +297,16 @@ IW_TEST(control_as_mpa) {
         if (c.enhanced)
             CHECK(back.v2.ird == 5 && back.v2.ord == 6);
         CHECK(back.ulp_pd_len == 2 && memcmp(back.ulp_pd, "hi", 2) == 0);
+        /* ... and back to the same Function Code (iw_sctp_ctrl_from_mpa),
+         * for the decoded frame and for a frame built with S=1 only. */
+        iw_sctp_ctrl again;
+        iw_sctp_ctrl_from_mpa(&back, 7, &again);
+        CHECK(again.fc == c.fc && again.ssn == 7 && again.ulp_pd_len == 2);
+        if (c.enhanced)
+            CHECK(again.v2.ird == 5 && again.v2.ord == 6);
+        rr.enhanced = false;
+        iw_sctp_ctrl_from_mpa(&rr, 0, &again);
+        CHECK_EQ(again.fc, c.fc);
     }
 }
 
