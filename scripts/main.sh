@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The main job: build iwarpkit, start the reference implementation under test
 # (iwarp-target), run the whole conformance suite against it with
-# iwarp-conform, and say where the reports are. Exit status is the runner's:
-# 0 when every case passed (or is a listed expected deviation).
+# iwarp-conform, over MPA/TCP and then over SCTP, and say where the reports
+# are. Exit status is the runners': 0 when every case passed (or is a listed
+# expected deviation) both times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -29,8 +30,15 @@ rc=0
 "$bin/bin/iwarp-conform" --agent "127.0.0.1:$port" \
   --deviations conformance/deviations/iwarp-target.txt --out "$out" || rc=$?
 
+# The same suite over DDP on SCTP (RFC 5043, usrsctp in UDP on loopback):
+# the transport-independent cases and RFC 5043's own; MPA's are skipped.
 echo
-echo "== reports in $out/:"
+echo "== iwarp-conform --transport sctp against iwarp-target"
+"$bin/bin/iwarp-conform" --agent "127.0.0.1:$port" --transport sctp \
+  --deviations conformance/deviations/iwarp-target.txt --out "$out-sctp" || rc=$((rc ? rc : $?))
+
+echo
+echo "== reports in $out/ (over SCTP: $out-sctp/):"
 echo "   report.html   pass/fail matrix by RFC section (open in a browser)"
 echo "   junit.xml     JUnit XML for CI"
 echo "   results.json  every case, outcome, RFC sections and reasons"

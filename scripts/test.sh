@@ -57,7 +57,7 @@ stage main-job
 echo "== README command A: scripts/main.sh (Release build, the conformance suite against iwarp-target)"
 p4=0 f4=0
 if bash scripts/main.sh >build/main-job.log 2>&1; then
-  echo "main job: PASSED ($(grep -E '^[0-9]+ cases:' build/main-job.log | tail -1))"; p4=$((p4 + 1))
+  echo "main job: PASSED ($(grep -E '^[0-9]+ cases:' build/main-job.log | tr '\n' ';' | sed 's/;$//'))"; p4=$((p4 + 1))
 else
   tail -n 30 build/main-job.log; echo "main job: FAILED (build/main-job.log)"; f4=$((f4 + 1))
 fi
