@@ -843,6 +843,20 @@ static const iwk_seg *seg_state(packet_info *pinfo, iwk_fpdu_ctx *ctx, const iw_
     return got;
 }
 
+const void *iwk_seg_pending(void) { return &seg_plain; }
+
+void iwk_analyse_ulpdu(packet_info *pinfo, iwk_fpdu_ctx *ctx, const guint8 *p, guint len) {
+    static const guint8 zero = 0;
+    iw_rdmap_msg m;
+    iw_verdict v;
+    iw_ssize r = iw_rdmap_decode(&m, len ? p : &zero, len, &v);
+    if (r >= 0)
+        iw_rdmap_term_siw(&m);
+    iw_ddp_hdr h;
+    gboolean have_ddp = len >= 1 && iw_ddp_decode_hdr(&h, p, len) > 0;
+    (void)seg_state(pinfo, ctx, have_ddp ? &m : NULL, len, r, &v);
+}
+
 /* Expert items name the protocol in pinfo->current_proto: DDP's own
  * findings under DDP, the rest under RDMAP (the ULPDU is not handed over
  * through a dissector handle, which would set it). */

@@ -34,6 +34,7 @@ static expert_field ei_problem = EI_INIT;
 static expert_field ei_ssn = EI_INIT;
 static expert_field ei_ssn_far = EI_INIT;
 static expert_field ei_no_sid = EI_INIT;
+static expert_field ei_held = EI_INIT;
 
 static dissector_handle_t seg_handle, ctrl_handle;
 
@@ -45,9 +46,31 @@ typedef struct iwk_ssn_dir {
     guint64 waiting; /* DDP-SSNs next+1 .. next+64 seen already (bit i-1) */
 } iwk_ssn_dir;
 
+/* A DDP Segment Chunk that came before DDP-SSNs below its own: SCTP
+ * delivers unordered (RFC 5043 §5.2.1) and a receiver takes chunks in
+ * DDP-SSN order (§6.1), so the shadow analyses it when they have come. */
+typedef struct iwk_held {
+    guint16 ssn;
+    guint32 num; /* its frame, and when it was captured */
+    nstime_t ts;
+    guint32 tsn;
+    const guint8 *ddp; /* the DDP segment (file scope copy) */
+    guint ddp_len;
+    const void *slot;    /* the RDMAP layer's state (iwk_fpdu_ctx.seg_slot) */
+    guint32 analysed_at; /* the frame whose chunk let it be analysed; 0: never */
+    gboolean after_loss; /* analysed once the DDP-SSNs before it were given up */
+} iwk_held;
+
+/* Held chunks of one direction before the DDP-SSNs they wait for are
+ * taken as missing from the capture (the shadow is told of a loss). */
+#define HOLD_MAX 8
+
 typedef struct iwk_sstream {
     iwk_conv *c;
     iwk_ssn_dir ssn[2];
+    wmem_map_t *held[2];             /* TSN -> iwk_held, for later passes */
+    iwk_held *pend[2][HOLD_MAX + 1]; /* not yet analysed, by DDP-SSN */
+    guint npend[2];
 } iwk_sstream;
 
 /* Per association (the SCTP conversation): DDP streams by identifier. */
@@ -105,6 +128,8 @@ static iwk_sstream *stream_of(packet_info *pinfo, guint16 sid) {
     if (!s) {
         s = wmem_new0(wmem_file_scope(), iwk_sstream);
         s->c = iwk_conv_new(pinfo, stream_count++);
+        for (int d = 0; d < 2; d++)
+            s->held[d] = wmem_map_new(wmem_file_scope(), g_direct_hash, g_direct_equal);
         wmem_map_insert(a->streams, GUINT_TO_POINTER((guint)sid), s);
     }
     return s;
@@ -158,8 +183,8 @@ static guint8 ssn_take(iwk_ssn_dir *t, guint16 ssn, gboolean starts, guint16 *du
     }
 }
 
-static void check_ssn(packet_info *pinfo, proto_item *item, iwk_sstream *s, int d, guint16 ssn,
-                      gboolean starts, guint32 tsn) {
+static guint8 check_ssn(packet_info *pinfo, proto_item *item, iwk_sstream *s, int d, guint16 ssn,
+                        gboolean starts, guint32 tsn) {
     iwk_schunk *k = (iwk_schunk *)p_get_proto_data(wmem_file_scope(), pinfo, proto_iwk_sctp, tsn);
     if (!k && !PINFO_FD_VISITED(pinfo)) {
         k = wmem_new0(wmem_file_scope(), iwk_schunk);
@@ -167,7 +192,7 @@ static void check_ssn(packet_info *pinfo, proto_item *item, iwk_sstream *s, int 
         p_add_proto_data(wmem_file_scope(), pinfo, proto_iwk_sctp, tsn, k);
     }
     if (!k)
-        return;
+        return IW_SCTP_SSN_NEXT;
     switch (k->place) {
     case IW_SCTP_SSN_STALE:
         expert_add_info_format(pinfo, item, &ei_ssn,
@@ -193,6 +218,82 @@ static void check_ssn(packet_info *pinfo, proto_item *item, iwk_sstream *s, int 
     default:
         break;
     }
+    return k->place;
+}
+
+/* ---- DDP-SSN order for the shadow ---- */
+
+/* The first-pass analysis of a held chunk, as of its own frame. */
+static void analyse_held(packet_info *pinfo, iwk_sstream *s, int d, iwk_held *h, gboolean lost) {
+    packet_info hp = *pinfo; /* read for the frame number and time of links and records */
+    hp.num = h->num;
+    hp.abs_ts = h->ts;
+    iwk_fpdu_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.conv = s->c;
+    ctx.d = d;
+    ctx.seq = h->tsn;
+    ctx.mpa_verdict = iw_verdict_ok();
+    ctx.track = TRUE;
+    h->slot = NULL;
+    ctx.seg_slot = &h->slot;
+    iwk_analyse_ulpdu(&hp, &ctx, h->ddp, h->ddp_len);
+    h->analysed_at = pinfo->num;
+    h->after_loss = lost;
+}
+
+/* Analyse the held chunks that are in order now: those below the next
+ * DDP-SSN due, or all of them when the ones they wait for are given up
+ * (lost: the shadow is told once). Lowest DDP-SSN first. */
+static void release(packet_info *pinfo, iwk_sstream *s, int d, gboolean lost) {
+    if (lost && s->npend[d])
+        iw_shadow_lost(s->c->shadow, (unsigned)d);
+    for (;;) {
+        guint best = s->npend[d];
+        for (guint i = 0; i < s->npend[d]; i++) {
+            iwk_held *h = s->pend[d][i];
+            gboolean due = lost || iw_sctp_ssn_place_of(s->ssn[d].next, h->ssn, SSN_WINDOW) ==
+                                       IW_SCTP_SSN_STALE;
+            if (due &&
+                (best == s->npend[d] || (guint16)(h->ssn - s->pend[d][best]->ssn) >= 0x8000u))
+                best = i;
+        }
+        if (best == s->npend[d])
+            return;
+        iwk_held *h = s->pend[d][best];
+        s->pend[d][best] = s->pend[d][--s->npend[d]];
+        analyse_held(pinfo, s, d, h, lost);
+    }
+}
+
+/* A DDP Segment Chunk ahead of its DDP-SSN order waits (first pass). */
+static iwk_held *hold(packet_info *pinfo, iwk_sstream *s, int d, guint16 ssn, guint32 tsn,
+                      const guint8 *ddp, guint len) {
+    iwk_held *h = wmem_new0(wmem_file_scope(), iwk_held);
+    h->ssn = ssn;
+    h->num = pinfo->num;
+    h->ts = pinfo->abs_ts;
+    h->tsn = tsn;
+    h->ddp = len ? (const guint8 *)wmem_memdup(wmem_file_scope(), ddp, len) : NULL;
+    h->ddp_len = len;
+    h->slot = iwk_seg_pending();
+    wmem_map_insert(s->held[d], GUINT_TO_POINTER(tsn), h);
+    s->pend[d][s->npend[d]++] = h;
+    return h;
+}
+
+/* Past HOLD_MAX held chunks the DDP-SSNs they wait for are taken as
+ * missing: they are analysed, and the order goes on after the highest. */
+static void hold_limit(packet_info *pinfo, iwk_sstream *s, int d) {
+    if (s->npend[d] <= HOLD_MAX)
+        return;
+    guint16 top = s->pend[d][0]->ssn;
+    for (guint i = 1; i < s->npend[d]; i++)
+        if ((guint16)(s->pend[d][i]->ssn - top) < 0x8000u)
+            top = s->pend[d][i]->ssn;
+    release(pinfo, s, d, TRUE);
+    s->ssn[d].next = (guint16)(top + 1);
+    s->ssn[d].waiting = 0;
 }
 
 static proto_item *add_top(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_tree **st,
@@ -255,8 +356,18 @@ static int dissect_seg(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void
     proto_tree_add_uint(k.st, hf_ddp_len, tvb, IW_SCTP_SSN_LEN, (gint)seg.ddp_len,
                         (guint32)seg.ddp_len);
     int d = stream_dir(k.s->c, pinfo);
-    if (k.ids)
-        check_ssn(pinfo, k.ti, k.s, d, seg.ssn, FALSE, k.tsn);
+    guint8 place = IW_SCTP_SSN_NEXT;
+    iwk_held *h = NULL;
+    if (k.ids) {
+        gboolean first = !PINFO_FD_VISITED(pinfo) &&
+                         !p_get_proto_data(wmem_file_scope(), pinfo, proto_iwk_sctp, k.tsn);
+        place = check_ssn(pinfo, k.ti, k.s, d, seg.ssn, FALSE, k.tsn);
+        if (first && place == IW_SCTP_SSN_BEYOND)
+            release(pinfo, k.s, d, TRUE); /* the order starts again: what waited is lost */
+        h = first && place == IW_SCTP_SSN_AHEAD
+                ? hold(pinfo, k.s, d, seg.ssn, k.tsn, seg.ddp, (guint)seg.ddp_len)
+                : (iwk_held *)wmem_map_lookup(k.s->held[d], GUINT_TO_POINTER(k.tsn));
+    }
     /* The DDP segment, as MPA hands over a ULPDU (RFC 5043 §5.2.2: it
      * "serves the same purpose as the MPA MULPDU"). */
     iwk_fpdu_ctx ctx;
@@ -267,7 +378,29 @@ static int dissect_seg(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void
     ctx.mpa_verdict = iw_verdict_ok();
     ctx.track = k.ids;
     ctx.mpa_item = k.ti;
+    if (h) {
+        ctx.seg_slot = &h->slot;
+        if (!h->analysed_at)
+            expert_add_info_format(pinfo, k.ti, &ei_held,
+                                   "Analysed in DDP-SSN order, after DDP-SSN %u (SCTP delivers "
+                                   "unordered, RFC 5043 §5.2.1, §6.1)%s",
+                                   (unsigned)(guint16)(h->ssn - 1),
+                                   PINFO_FD_VISITED(pinfo)
+                                       ? ": never, the capture does not hold the chunks before it"
+                                       : "");
+        else
+            expert_add_info_format(pinfo, k.ti, &ei_held,
+                                   "Analysed in DDP-SSN order when frame %u completed the "
+                                   "DDP-SSNs before it%s (RFC 5043 §5.2.1, §6.1)",
+                                   h->analysed_at,
+                                   h->after_loss ? ", taken as missing from the capture" : "");
+    }
     iwk_dissect_ulpdu(tvb_new_subset_remaining(tvb, IW_SCTP_SSN_LEN), pinfo, tree, &ctx);
+    if (k.ids && !PINFO_FD_VISITED(pinfo)) {
+        if (place == IW_SCTP_SSN_NEXT)
+            release(pinfo, k.s, d, FALSE);
+        hold_limit(pinfo, k.s, d);
+    }
     return tvb_captured_length(tvb);
 }
 
@@ -296,8 +429,7 @@ static int dissect_ctrl(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
      * Accept or Reject (passive side). */
     iw_mpa_rr rr;
     gboolean starts = iw_sctp_ctrl_as_mpa(&c, &rr);
-    if (k.ids)
-        check_ssn(pinfo, k.ti, k.s, d, c.ssn, starts, k.tsn);
+    guint8 place = k.ids ? check_ssn(pinfo, k.ti, k.s, d, c.ssn, starts, k.tsn) : 0;
     guint off = IW_SCTP_CTRL_HDR_LEN;
     if (c.enhanced) {
         proto_item *ei = proto_tree_add_item(k.st, hf_enh, tvb, off, IW_MPA_V2_DATA_LEN, ENC_NA);
@@ -321,6 +453,9 @@ static int dissect_ctrl(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
         iw_shadow_result res;
         iw_shadow_mpa(k.s->c->shadow, (unsigned)d, &rr, pinfo->num, &res);
     }
+    /* Segments that waited for this chunk's DDP-SSN come after it. */
+    if (k.ids && !PINFO_FD_VISITED(pinfo) && place == IW_SCTP_SSN_NEXT)
+        release(pinfo, k.s, d, FALSE);
     return tvb_captured_length(tvb);
 }
 
@@ -372,6 +507,9 @@ void proto_register_iwk_sctp(void) {
         {&ei_ssn_far,
          {"iwk_sctp.ssn_far", PI_SEQUENCE, PI_NOTE, "DDP-SSN far ahead of the lowest awaited",
           EXPFILL}},
+        {&ei_held,
+         {"iwk_sctp.ssn_order", PI_SEQUENCE, PI_CHAT,
+          "Chunk analysed in DDP-SSN order, not capture order", EXPFILL}},
         {&ei_no_sid,
          {"iwk_sctp.no_sid", PI_REASSEMBLE, PI_NOTE,
           "Reassembled chunk: its stream identifier is not known here, no state kept", EXPFILL}},

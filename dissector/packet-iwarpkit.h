@@ -137,6 +137,13 @@ gboolean iwk_mpa_claim(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void
 /* RDMAP over one ULPDU (packet-iwarpkit-rdmap.c). Appends to the Info
  * column. */
 void iwk_dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_fpdu_ctx *ctx);
+/* The first-pass analysis of one ULPDU (tracking, the shadow) without a
+ * tree, into *ctx->seg_slot, which must be NULL: DDP over SCTP analyses a
+ * chunk it held back for DDP-SSN order once the chunks before it came, with
+ * pinfo a copy whose num and abs_ts are the held chunk's. */
+void iwk_analyse_ulpdu(packet_info *pinfo, iwk_fpdu_ctx *ctx, const guint8 *p, guint len);
+/* The state a held chunk shows until then: no findings. */
+const void *iwk_seg_pending(void);
 
 /* ---- verdicts and notes as expert items (packet-iwarpkit-expert.c) ---- */
 

@@ -1395,9 +1395,10 @@ static void gen_sctp_ddp(const char *dir) {
     const uint8_t bad[] = {0x00, 0x00, 0x00, 0x04, 0xEE, 0xEE};
     sctp_data(&a, 0, 3, IW_SCTP_PPID_DDP_CONTROL, bad, sizeof bad);
     /* Stream 4: a session whose second Send skips DDP-SSN 2 and MSN 2 (SCTP
-     * delivers unordered, so DDP-SSN 3 waits for 2, §10; the shadow's MSN
-     * check flags MSN 3, as over MPA), then a third Send that uses DDP-SSN 3
-     * again (§6.1: each once). */
+     * delivers unordered, so DDP-SSN 3 waits for 2, §10, and the shadow
+     * never analyses it: the capture ends first), then a third Send that
+     * uses DDP-SSN 3 again (§6.1: each once; the shadow's MSN check flags
+     * its MSN 4 after MSN 1, as over MPA). */
     iw_sctp_ctrl i4 = {.fc = IW_SCTP_FC_INITIATE};
     sctp_ctrl(&a, 0, 4, &i4);
     iw_sctp_ctrl a4 = {.fc = IW_SCTP_FC_ACCEPT};
@@ -1408,6 +1409,26 @@ static void gen_sctp_ddp(const char *dir) {
     sctp_msg(&a, 0, 4, 3, &m, pay, 40);
     m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 4, 0, true);
     sctp_msg(&a, 0, 4, 3, &m, pay, 40);
+    /* Stream 5: chunks captured against their DDP-SSN order (§5.2.1: sent
+     * unordered). The Send with DDP-SSN 2 (MSN 2) comes before DDP-SSN 1
+     * (MSN 1); the Terminate (DDP-SSN 4) before the Write (DDP-SSN 3) it
+     * follows in DDP-SSN order. A receiver takes them in DDP-SSN order
+     * (§6.1), and so does the shadow: nothing is "after the Terminate". */
+    iw_sctp_ctrl i5 = {.fc = IW_SCTP_FC_INITIATE};
+    sctp_ctrl(&a, 0, 5, &i5);
+    iw_sctp_ctrl a5 = {.fc = IW_SCTP_FC_ACCEPT};
+    sctp_ctrl(&a, 1, 5, &a5);
+    m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 2, 0, true);
+    sctp_msg(&a, 0, 5, 2, &m, pay, 30);
+    m = iw_rdmap_msg_untagged(IW_OP_SEND, 0, 1, 0, true);
+    sctp_msg(&a, 0, 5, 1, &m, pay, 20);
+    iw_rdmap_msg t5 = iw_rdmap_msg_untagged(IW_OP_TERMINATE, 2, 1, 0, true);
+    t5.u.term.layer = (uint8_t)iw_term_layer(IW_TERM_RDMAP_INVALID_STAG);
+    t5.u.term.etype = (uint8_t)iw_term_etype(IW_TERM_RDMAP_INVALID_STAG);
+    t5.u.term.ecode = (uint8_t)iw_term_ecode(IW_TERM_RDMAP_INVALID_STAG);
+    sctp_msg(&a, 0, 5, 4, &t5, NULL, 0);
+    m = iw_rdmap_msg_tagged(IW_OP_WRITE, 0x0000AB05, 0x5000, true);
+    sctp_msg(&a, 0, 5, 3, &m, pay, 64);
     cap_close(c);
 }
 
