@@ -13,6 +13,7 @@
 #include "iwc_agent.h"
 #include "iwc_util.h"
 #include <iwarp/err.h>
+#include <iwarp/faults.h>
 
 /* ---- names ---- */
 
@@ -810,33 +811,11 @@ static int parse_rfc(parser *p, char *v) {
     return 0;
 }
 
-static const char *const fault_names[] = {
-    "swap-nibbles",       "no-hdr-copy",          "bad-seg-len",        "send-after-terminate",
-    "place-before-check", "accept-bad-crc",       "accept-mpa-bad-key", "accept-mpa-bad-rev",
-    "ird-unbounded",      "no-remote-invalidate", "ignore-access",
-};
-
+/* The faults iwarp-target takes are libiwarp's (iw_faults_parse): one list. */
 bool iwc_fault_spec_valid(const char *spec) {
-    if (!*spec)
-        return false;
-    while (*spec) {
-        size_t n = strcspn(spec, ",");
-        char item[64];
-        if (n == 0 || n >= sizeof item)
-            return false;
-        memcpy(item, spec, n);
-        item[n] = 0;
-        spec += n + (spec[n] == ',');
-        if (spec[-1] == ',' && !*spec)
-            return false; /* a trailing comma: an empty item */
-        uint16_t t;
-        if (!strncmp(item, "skip:", 5)      ? iwc_parse_triple(item + 5, &t)
-            : !strncmp(item, "miscode:", 8) ? iwc_parse_triple(item + 8, &t)
-                                            : lookup(fault_names, NELEM(fault_names), item) >= 0)
-            continue;
-        return false;
-    }
-    return true;
+    iw_faults f;
+    char err[96];
+    return *spec && iw_faults_parse(&f, spec, err, sizeof err) == 0;
 }
 
 static int parse_catches(parser *p, char *v) {
@@ -866,7 +845,7 @@ static int parse_catches(parser *p, char *v) {
                     "catches: '%s' is not a fault (skip:L/E/C, miscode:L/E/C, swap-nibbles, "
                     "no-hdr-copy, bad-seg-len, send-after-terminate, place-before-check, "
                     "accept-bad-crc, accept-mpa-bad-key, accept-mpa-bad-rev, ird-unbounded, "
-                    "no-remote-invalidate, ignore-access)",
+                    "no-remote-invalidate, ignore-access, sctp-lax-session)",
                     v);
     k->spec = dupn(v, strlen(v));
     return k->spec ? 0 : fail(p, "out of memory");

@@ -375,11 +375,11 @@ void run_exp_closed(run *r, const iwc_step *s) {
                      (unsigned long long)(r->rx_bytes - r->rx_bytes_mark));
     }
     if (!r->eof)
-        run_fail(
-            r, s->line,
-            "the IUT did not close the TCP connection within %d ms: it must close the connection "
-            "here",
-            within);
+        run_fail(r, s->line,
+                 "the IUT did not close the %s within %d ms: it must close the connection here",
+                 r->sctp ? "DDP stream (no Session Terminate, the association still up)"
+                         : "TCP connection",
+                 within);
 }
 
 static bool mpa_field(const rx_frame *f, const char *k, uint64_t *v) {

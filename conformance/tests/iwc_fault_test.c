@@ -31,6 +31,7 @@ typedef struct expect {
 
 typedef struct fault {
     char *spec;
+    bool sctp; /* the cases run over SCTP (--transport sctp): they are SCTP only */
     expect e[MAX_PER];
     int n;
     pid_t target, conform;
@@ -40,15 +41,16 @@ typedef struct fault {
 
 static int failures;
 
-static fault *fault_get(fault *v, int *n, const char *spec) {
+static fault *fault_get(fault *v, int *n, const char *spec, bool sctp) {
     for (int i = 0; i < *n; i++)
-        if (!strcmp(v[i].spec, spec))
+        if (!strcmp(v[i].spec, spec) && v[i].sctp == sctp)
             return &v[i];
     if (*n == MAX_FAULTS)
         return NULL;
     fault *f = &v[(*n)++];
     memset(f, 0, sizeof *f);
     f->spec = strdup(spec);
+    f->sctp = sctp;
     return f;
 }
 
@@ -79,9 +81,21 @@ static void start(fault *f, const char *target, const char *conform, const char 
         strcat(filter, f->e[i].id);
     }
     /* A short timeout: a fault that makes the IUT silent costs one wait. */
-    char *cargv[] = {(char *)conform, "--agent",    agent,   "--cases", (char *)cases,
-                     "--filter",      filter,       "--out", f->dir,    "--timeout-ms",
-                     "400",           "--no-color", NULL};
+    char *cargv[] = {(char *)conform,
+                     "--agent",
+                     agent,
+                     "--cases",
+                     (char *)cases,
+                     "--filter",
+                     filter,
+                     "--out",
+                     f->dir,
+                     "--timeout-ms",
+                     "400",
+                     "--no-color",
+                     "--transport",
+                     f->sctp ? "sctp" : "tcp",
+                     NULL};
     f->conform = iwc_spawn(cargv, clog);
     free(filter);
     f->started = 1;
@@ -212,6 +226,11 @@ int main(int argc, char **argv) {
         iw_json_doc d;
         if (ll && iw_json_parse(&d, line, ll) == 0) {
             const iw_json *id = iw_json_get(&d, &d.nodes[0], "id");
+            /* A case for SCTP only runs over SCTP; the rest over TCP. */
+            const iw_json *tr = iw_json_get(&d, &d.nodes[0], "transports");
+            const iw_json *t0 = tr ? iw_json_first(&d, tr) : NULL;
+            bool sctp_only =
+                t0 && t0->type == IW_JSON_STR && !strcmp(t0->str, "sctp") && !iw_json_next(&d, t0);
             for (int tol = 0; tol < 2; tol++) {
                 const iw_json *cs = iw_json_get(&d, &d.nodes[0], tol ? "tolerates" : "catches");
                 for (const iw_json *c = cs ? iw_json_first(&d, cs) : NULL; c;
@@ -220,7 +239,7 @@ int main(int argc, char **argv) {
                     const iw_json *rs = iw_json_get(&d, c, tol ? "outcome" : "reason");
                     if (!id || !fs || !rs || fs->type != IW_JSON_STR)
                         continue;
-                    fault *f = fault_get(faults, &nf, fs->str);
+                    fault *f = fault_get(faults, &nf, fs->str, sctp_only);
                     if (f && f->n < MAX_PER) {
                         f->e[f->n].id = strdup(id->str);
                         f->e[f->n].reason = strdup(rs->str);
@@ -249,6 +268,7 @@ int main(int argc, char **argv) {
                                         "ird-unbounded",
                                         "no-remote-invalidate",
                                         "ignore-access",
+                                        "sctp-lax-session",
                                         "skip:",
                                         "miscode:"};
     for (size_t k = 0; k < sizeof named / sizeof *named; k++) {

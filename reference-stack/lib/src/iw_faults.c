@@ -22,19 +22,38 @@ static const struct {
     {"ird-unbounded", IW_FAULT_IRD_UNBOUNDED},
     {"no-remote-invalidate", IW_FAULT_NO_REMOTE_INVALIDATE},
     {"ignore-access", IW_FAULT_IGNORE_ACCESS},
+    {"sctp-lax-session", IW_FAULT_SCTP_LAX_SESSION},
 };
 
-/* "L/E/C": hex or decimal numbers, as the registry writes them (0x1/0x1/0x01). */
+/* "L/E/C": hex fields, "0x" optional, as the registry and Terminate
+ * triples are written (0/2/FF, 0x0/0x2/0xff): case files and the command
+ * line take the same text. */
 static int faults_triple(const char *s, uint16_t *out) {
-    unsigned long v[3];
+    static const unsigned max[3] = {0xF, 0xF, 0xFF};
+    unsigned v[3];
     for (int i = 0; i < 3; i++) {
-        char *e;
-        v[i] = strtoul(s, &e, 0);
-        if (e == s || (i < 2 && *e != '/') || (i == 2 && *e))
+        if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+            s += 2;
+        unsigned x = 0;
+        int n = 0;
+        for (;; n++) {
+            char ch = s[n];
+            int d = ch >= '0' && ch <= '9'   ? ch - '0'
+                    : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                    : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                             : -1;
+            if (d < 0 || n == 3)
+                break;
+            x = x << 4 | (unsigned)d;
+        }
+        if (n == 0 || x > max[i])
             return -1;
-        s = e + 1;
+        s += n;
+        if (i < 2 && *s++ != '/')
+            return -1;
+        v[i] = x;
     }
-    if (v[0] > 0xF || v[1] > 0xF || v[2] > 0xFF)
+    if (*s)
         return -1;
     *out = IW_TERM_TRIPLE(v[0], v[1], v[2]);
     return 0;
@@ -52,6 +71,10 @@ int iw_faults_parse(iw_faults *f, const char *spec, char *err, size_t errlen) {
         memcpy(item, spec, n);
         item[n] = 0;
         spec += n + (spec[n] == ',');
+        if (spec[-1] == ',' && !*spec) {
+            snprintf(err, errlen, "fault list ends with a comma");
+            return -1;
+        }
         if (!strncmp(item, "skip:", 5) || !strncmp(item, "miscode:", 8)) {
             bool skip = item[0] == 's';
             uint16_t t;

@@ -273,6 +273,10 @@ static void end_session(iw_sctp_conn *sc) {
  * so no RDMAP Terminate is made up for them. */
 static int violation(iw_sctp_conn *sc, iw_sctp_sess_problem p, iw_sctp_problem chunk,
                      iw_tstamp now) {
+    if (iw_fault(sc->conn, IW_FAULT_SCTP_LAX_SESSION)) {
+        sc->stats.dropped++; /* deliberately non-conformant (iwarp-target --fault) */
+        return 0;
+    }
     sc->problem = p;
     sc->chunk_problem = chunk;
     if (sc->sess == IW_SCTP_SESS_ENDED)

@@ -117,6 +117,15 @@ IW_TEST(parse_rejects_bad_specs) {
     CHECK_EQ(fl.n_skip, 1);
     CHECK_EQ(fl.skip_triple[0], 0x1101);
     CHECK(iw_faults_skips(&fl, 0x1101));
+    /* Fields are hex, "0x" optional, as the registry writes them: the same
+     * text as a case file's catches: line. */
+    CHECK_EQ(iw_faults_parse(&fl, "skip:0/2/FF,miscode:0x1/0x2/0x10", err, sizeof err), 0);
+    CHECK(fl.skip_triple[0] == 0x02FF && fl.miscode_triple == 0x1210);
+    CHECK_EQ(iw_faults_parse(&fl, "skip:0/2/100", err, sizeof err), -1);
+    CHECK_EQ(iw_faults_parse(&fl, "skip:10/0/1", err, sizeof err), -1);
+    CHECK_EQ(iw_faults_parse(&fl, "swap-nibbles,", err, sizeof err), -1);
+    CHECK_EQ(iw_faults_parse(&fl, "sctp-lax-session", err, sizeof err), 0);
+    CHECK_EQ(fl.flags, IW_FAULT_SCTP_LAX_SESSION);
     CHECK(!iw_faults_skips(&fl, 0x2002));
     CHECK(!iw_faults_skips(NULL, 0x1101));
     /* Every skip: counts, none is silently dropped (issue 12). */

@@ -633,7 +633,8 @@ static void usage(FILE *f) {
                "                     skip:L/E/C miscode:L/E/C swap-nibbles no-hdr-copy\n"
                "                     bad-seg-len send-after-terminate place-before-check\n"
                "                     accept-bad-crc accept-mpa-bad-key accept-mpa-bad-rev\n"
-               "                     ird-unbounded no-remote-invalidate ignore-access\n");
+               "                     ird-unbounded no-remote-invalidate ignore-access\n"
+               "                     sctp-lax-session\n");
 }
 
 enum { TAG_LISTEN = 1, TAG_CLIENT, TAG_DEV };

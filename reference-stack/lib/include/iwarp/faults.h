@@ -25,6 +25,9 @@ IW_BEGIN_DECLS
 #define IW_FAULT_IRD_UNBOUNDED 0x0400u
 #define IW_FAULT_NO_REMOTE_INVALIDATE 0x0800u
 #define IW_FAULT_IGNORE_ACCESS 0x1000u /* tagged writes skip the access check (never bounds) */
+/* DDP over SCTP: a chunk that fits no legal session sequence is dropped
+ * instead of terminating the session (RFC 5043 §6.1 says MUST terminate). */
+#define IW_FAULT_SCTP_LAX_SESSION 0x2000u
 
 #define IW_FAULT_SKIP_MAX 8
 
