@@ -25,6 +25,7 @@ run(2 "--local-listen wants ADDR:PORT" ${CONFORM} --agent 127.0.0.1:1 --local-li
 run(2 "--local-listen wants ADDR:PORT" ${CONFORM} --agent 127.0.0.1:1 --local-listen 127.0.0.1:0)
 run(2 "--reply-settle-ms wants 0..10000" ${CONFORM} --agent 127.0.0.1:1 --reply-settle-ms 99999)
 run(2 "unexpected argument" ${CONFORM} --agent 127.0.0.1:1 extra)
+run(2 "--transport wants tcp or sctp, got 'udp'" ${CONFORM} --agent 127.0.0.1:1 --transport udp)
 run(2 "go with --list" ${CONFORM} --agent 127.0.0.1:1 --markdown)
 run(2 "matches no case" ${CONFORM} --list --filter no.such.case --cases ${CASES})
 run(2 "cannot read the case directory" ${CONFORM} --list --cases ${WORK}/no-such-dir)
@@ -80,6 +81,14 @@ function(free_port var)
   set(${var} ${p} PARENT_SCOPE)
 endfunction()
 set(FOUR positive.write-small,stag.write-unregistered,stag.write-wrong-key,positive.imm)
+
+# --transport sctp against an agent whose hello does not offer it: exit 3,
+# saying so, before any case.
+free_port(p)
+spawn(nosctp ${BAD_AGENT} ${p} refuse)
+run(3 "does not offer it \\(no \"transport.sctp\" in its hello extensions\\)" ${CONFORM}
+    --agent 127.0.0.1:${p} --transport sctp --cases ${CASES})
+execute_process(COMMAND kill ${nosctp_pid})
 
 # A response line over 64 MiB ends the control connection; the runner
 # reconnects once, loses it again, and lists the rest as not run in every
