@@ -39,7 +39,6 @@
 void plugin_register(void);
 
 #define SEG_MAX 8192
-#define HDR_LEN (14 + 20 + 20)
 #define SESSION_INPUTS 4096
 
 /* epan asks the application for frame time stamps through this: frames
@@ -159,16 +158,16 @@ void fz_capture_open(fz_capture *c, bool decode_as, bool handshake) {
     }
 }
 
-void fz_capture_frame(fz_capture *c, int dir, uint8_t flags, uint32_t seq, const uint8_t *pay,
-                      size_t n) {
-    FUZZ_CHECK(n <= SEG_MAX);
+/* A new frame of len octets with Ethernet and IPv4 (protocol proto, l4
+ * octets after the IP header) filled in; returns the IP header. */
+static uint8_t *frame_new(fz_capture *c, int dir, uint8_t proto, size_t l4) {
     if (c->n == c->cap) {
         c->cap = c->cap ? 2 * c->cap : 64;
         c->pkt = realloc(c->pkt, c->cap * sizeof *c->pkt);
         c->len = realloc(c->len, c->cap * sizeof *c->len);
         FUZZ_CHECK(c->pkt != NULL && c->len != NULL);
     }
-    uint8_t *f = calloc(1, HDR_LEN + n);
+    uint8_t *f = calloc(1, 14 + 20 + l4);
     FUZZ_CHECK(f != NULL);
     static const uint8_t mac[2][6] = {{2, 0, 0, 0, 0, 1}, {2, 0, 0, 0, 0, 2}};
     memcpy(f, mac[!dir], 6);
@@ -176,14 +175,44 @@ void fz_capture_frame(fz_capture *c, int dir, uint8_t flags, uint32_t seq, const
     put16(f + 12, 0x0800);
     uint8_t *ip = f + 14;
     ip[0] = 0x45;
-    put16(ip + 2, (uint32_t)(20 + 20 + n));
+    put16(ip + 2, (uint32_t)(20 + l4));
     put16(ip + 4, c->ip_id++);
     ip[8] = 64;
-    ip[9] = 6;
+    ip[9] = proto;
     uint32_t addr[2] = {c->client, 0x0A000002u};
     put32(ip + 12, addr[dir]);
     put32(ip + 16, addr[!dir]);
-    uint8_t *tcp = ip + 20;
+    c->pkt[c->n] = f;
+    c->len[c->n++] = 14 + 20 + l4;
+    return ip;
+}
+
+void fz_capture_sctp(fz_capture *c, int dir, uint16_t sid, uint32_t tsn, uint32_t ppid,
+                     bool unordered, const uint8_t *pay, size_t n) {
+    FUZZ_CHECK(n <= SEG_MAX);
+    size_t chunk = 16 + n, padded = (chunk + 3) & ~(size_t)3;
+    uint8_t *sh = frame_new(c, dir, 132, 12 + padded) + 20;
+    put16(sh, c->port[dir]);
+    put16(sh + 2, c->port[!dir]);
+    /* The verification tags name the association: one of its own per
+     * capture, as the client address gives TCP (Wireshark's SCTP analysis
+     * would take a later capture's chunks for retransmissions). */
+    put32(sh + 4, (c->client << 1 | (uint32_t)!dir) ^ 0x5C000000u);
+    uint8_t *d = sh + 12; /* one DATA chunk, B and E set */
+    d[0] = 0;
+    d[1] = (uint8_t)(0x03 | (unordered ? 0x04 : 0));
+    put16(d + 2, (uint32_t)chunk);
+    put32(d + 4, tsn);
+    put16(d + 8, sid);
+    put32(d + 12, ppid);
+    if (n)
+        memcpy(d + 16, pay, n);
+}
+
+void fz_capture_frame(fz_capture *c, int dir, uint8_t flags, uint32_t seq, const uint8_t *pay,
+                      size_t n) {
+    FUZZ_CHECK(n <= SEG_MAX);
+    uint8_t *tcp = frame_new(c, dir, 6, 20 + n) + 20;
     put16(tcp, c->port[dir]);
     put16(tcp + 2, c->port[!dir]);
     put32(tcp + 4, seq);
@@ -193,8 +222,6 @@ void fz_capture_frame(fz_capture *c, int dir, uint8_t flags, uint32_t seq, const
     put16(tcp + 14, 65535);
     if (n)
         memcpy(tcp + 20, pay, n);
-    c->pkt[c->n] = f;
-    c->len[c->n++] = HDR_LEN + n;
 }
 
 void fz_capture_send(fz_capture *c, int dir, const uint8_t *pay, size_t n) {

@@ -45,6 +45,7 @@ typedef struct {
     size_t *len;
     size_t n, cap;
     uint32_t seq[2];  /* next sequence number per direction */
+    uint32_t tsn[2];  /* SCTP: next TSN per direction */
     uint16_t port[2]; /* client, server */
     uint32_t client;  /* the client's IPv4 address (the server is 10.0.0.2) */
     uint16_t ip_id;
@@ -59,6 +60,11 @@ void fz_capture_open(fz_capture *c, bool decode_as, bool handshake);
  * verify them by default. */
 void fz_capture_frame(fz_capture *c, int dir, uint8_t flags, uint32_t seq, const uint8_t *pay,
                       size_t n);
+/* An SCTP packet between the same hosts and ports with one unfragmented
+ * DATA chunk (RFC 4960 §3.3.1): DDP over SCTP (RFC 5043) reaches the
+ * plugin through sctp.ppi. The checksum is left zero, as for TCP. */
+void fz_capture_sctp(fz_capture *c, int dir, uint16_t sid, uint32_t tsn, uint32_t ppid,
+                     bool unordered, const uint8_t *pay, size_t n);
 /* Data in order from direction dir, in segments of at most 8192 octets. */
 void fz_capture_send(fz_capture *c, int dir, const uint8_t *pay, size_t n);
 void fz_capture_free(fz_capture *c);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The Wireshark plugin (the sources in dissector/) under libwireshark's
- * epan, fed a fake TCP connection built from the input.
+ * epan, fed a fake TCP connection (and SCTP association) built from the
+ * input.
  *
  * epan is set up and driven by fuzz_epan.c, as tshark -2 does (two passes,
  * the second with a visible tree; docs/fuzzing.md, "fuzz_plugin and epan").
@@ -18,8 +19,11 @@
  *     are fuzz_epan.h's FZ_EPAN_* preferences).
  *   ctl bit 0: direction (0: client to server); bit 1: retransmission (the
  *     segment starts len octets back); bit 2: a gap of len octets is left
- *     before it (lost segment); bits 3-7 unused. len is cut to 8192 and to
- *     the input left.
+ *     before it (lost segment); bit 3: the record is an SCTP DATA chunk
+ *     instead (DDP over SCTP, RFC 5043): bit 4 PPID 17 (Session Control)
+ *     else 16 (DDP Segment), bit 5 unordered, bits 6-7 the stream
+ *     identifier, bits 1 and 2 a repeated or skipped TSN. len is cut to
+ *     8192 and to the input left.
  * Invariants: no crash, sanitizer report, dissector bug or leak in our code.
  * libwireshark itself is not instrumented: only the plugin and libiwarp
  * get coverage. */
@@ -37,6 +41,21 @@ static void build(fz_capture *c, uint8_t cfg, fuzz_in *in) {
             len = in->n;
         int dir = ctl & 1;
         uint32_t seq = c->seq[dir];
+        if (ctl & 0x08) {
+            /* An SCTP DATA chunk (bits 1 and 2 as for TCP, on the TSN). */
+            uint32_t tsn = c->tsn[dir];
+            if (ctl & 0x02)
+                tsn--; /* the previous TSN again */
+            else if (ctl & 0x04)
+                tsn++; /* one lost */
+            fz_capture_sctp(c, dir, (uint16_t)(ctl >> 6), tsn, ctl & 0x10 ? 17 : 16, ctl & 0x20,
+                            in->p, len);
+            if (!(ctl & 0x02))
+                c->tsn[dir] = tsn + 1;
+            in->p += len;
+            in->n -= len;
+            continue;
+        }
         if (ctl & 0x02)
             seq -= (uint32_t)len; /* retransmission, possibly with new contents */
         else if (ctl & 0x04)
