@@ -253,6 +253,11 @@ void run_send_answer(run *r, iw_rdmap_msg *m, const uint8_t *pay, size_t paylen)
 /* Payload octets per DDP segment we send after a header of hl octets. */
 size_t run_seg_room(const run *r, size_t hl);
 void run_record_mine(run *r, const iw_mpa_rr *rr);
+/* A step's frame mutations (iwc_wire.h), SCTP's ssn= ppid= stream=
+ * ordered= among them; false when the case was aborted. */
+bool run_mut_from(run *r, const iwc_step *s, iwc_mut *mu);
+/* A step's p2p= ird= ord= rtr= over the enhanced data (RFC 6581 §9, §7). */
+void run_v2_args(run *r, const iwc_step *s, iw_mpa_v2 *v2);
 void run_mine_from_cfg(run *r, iw_mpa_rr *rr, iw_mpa_rr_type type);
 void run_ensure_recv(run *r, int line);
 void run_step_send_fpdu(run *r, const iwc_step *s);

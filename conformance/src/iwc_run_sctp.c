@@ -268,40 +268,17 @@ static bool step_fc(run *r, const iwc_step *s, uint16_t *fc) {
     return true;
 }
 
-static bool sctp_args(run *r, const iwc_step *s, uint32_t *ppid, uint16_t *sid, bool *ordered) {
-    uint64_t v;
-    if (run_arg_num(r, s, "ppid", &v))
-        *ppid = (uint32_t)v;
-    *sid = (uint16_t)run_arg_num_or(r, s, "stream", 0);
-    *ordered = run_arg_num_or(r, s, "ordered", 0) != 0;
-    return !r->abort_steps;
-}
-
 /* send ctrl: a Session Control message; the enhanced data and Private Data
  * are the case's peer: settings unless the step gives its own. */
 void run_sctp_step_ctrl(run *r, const iwc_step *s) {
     iw_mpa_rr rr;
     run_mine_from_cfg(r, &rr, IW_MPA_REQUEST);
-    uint64_t v;
-    if (run_arg_num(r, s, "ird", &v))
-        rr.v2.ird = (uint16_t)(v & 0x3FFF);
-    if (run_arg_num(r, s, "ord", &v))
-        rr.v2.ord = (uint16_t)(v & 0x3FFF);
-    if (run_arg_num(r, s, "p2p", &v))
-        rr.v2.p2p = v != 0;
-    const iwc_arg *ra = iwc_step_arg(s, "rtr");
-    if (ra && ra->word) {
-        rr.v2.rtr_send = strstr(ra->word, "send") != NULL;
-        rr.v2.rtr_write = strstr(ra->word, "write") != NULL;
-        rr.v2.rtr_read = strstr(ra->word, "read") != NULL;
-    }
+    run_v2_args(r, s, &rr.v2);
+    iwc_mut mu;
     iw_sctp_ctrl c = {0};
-    if (!step_fc(r, s, &c.fc))
+    if (!run_mut_from(r, s, &mu) || !step_fc(r, s, &c.fc))
         return;
-    uint16_t given;
-    bool has_ssn = run_arg_num(r, s, "ssn", &v);
-    given = (uint16_t)v;
-    c.ssn = run_sctp_ssn(r, has_ssn ? &given : NULL);
+    c.ssn = run_sctp_ssn(r, mu.ssn_set ? &mu.ssn : NULL);
     c.v2 = rr.v2;
     uint8_t *pd = NULL;
     const iwc_arg *pa = iwc_step_arg(s, "pd");
@@ -316,19 +293,12 @@ void run_sctp_step_ctrl(run *r, const iwc_step *s) {
         c.ulp_pd = rr.ulp_pd;
         c.ulp_pd_len = rr.ulp_pd_len;
     }
-    uint32_t ppid = IW_SCTP_PPID_DDP_CONTROL;
-    uint16_t sid;
-    bool ordered;
-    if (sctp_args(r, s, &ppid, &sid, &ordered))
-        queue_ctrl(r, &c, ppid, sid, ordered, s->line);
+    queue_ctrl(r, &c, mu.ppid_set ? mu.ppid : IW_SCTP_PPID_DDP_CONTROL, mu.sid, mu.ordered,
+               s->line);
     /* Our startup, as far as the runner's state goes (RFC 6581 §7). */
     iw_mpa_rr eq;
-    uint8_t buf[IW_SCTP_CTRL_HDR_LEN + IW_SCTP_PD_MAX];
-    iw_sctp_ctrl back;
-    iw_sctp_problem why;
-    iw_ssize n = iw_sctp_ctrl_encode(buf, sizeof buf, &c);
-    if (n > 0 && iw_sctp_ctrl_decode(&back, buf, (size_t)n, &why) > 0 &&
-        iw_sctp_ctrl_as_mpa(&back, &eq) && !r->mine_sent)
+    c.enhanced = iw_sctp_fc_enhanced(c.fc);
+    if (!r->abort_steps && !r->mine_sent && iw_sctp_ctrl_as_mpa(&c, &eq))
         run_record_mine(r, &eq);
     if (c.fc == IW_SCTP_FC_TERMINATE)
         r->sent_term = true; /* §6.2: nothing of ours after it may land */
@@ -344,13 +314,11 @@ void run_sctp_step_chunk(run *r, const iwc_step *s) {
     uint8_t *b = run_data_make(r, s->line, &da->d, run_arg_num_or(r, s, "len", 0), &n);
     if (!b)
         return;
-    uint32_t ppid = 0;
-    uint16_t sid;
-    bool ordered;
+    iwc_mut mu;
     if (!n)
         run_error(r, s->line, "send chunk: SCTP has no empty DATA chunks (RFC 4960 §3.3.1)");
-    else if (sctp_args(r, s, &ppid, &sid, &ordered))
-        run_sctp_queue(r, ppid, sid, ordered, b, n);
+    else if (run_mut_from(r, s, &mu))
+        run_sctp_queue(r, mu.ppid, mu.sid, mu.ordered, b, n);
     free(b);
     if (!run_arg_num_or(r, s, "hold", 0))
         run_flush_held(r);

@@ -149,7 +149,7 @@ static const uint8_t send_opcode[] = {
     [IWC_SEND_ATOMIC_RESP] = IW_OP_ATOMIC_RESP,
 };
 
-static bool mut_from(run *r, const iwc_step *s, iwc_mut *mu) {
+bool run_mut_from(run *r, const iwc_step *s, iwc_mut *mu) {
     memset(mu, 0, sizeof *mu);
     uint64_t v;
     if (run_arg_num(r, s, "trunc", &v)) {
@@ -329,7 +329,7 @@ void run_step_send_fpdu(run *r, const iwc_step *s) {
         m.u.term.ddp_raw_len = k;
     }
     iwc_mut mu;
-    if (!mut_from(r, s, &mu)) {
+    if (!run_mut_from(r, s, &mu)) {
         free(pay);
         iwc_buf_free(&termhdr);
         return;
@@ -439,6 +439,22 @@ void run_record_mine(run *r, const iw_mpa_rr *rr) {
     sent_push(r, 0, rr->type == IW_MPA_REQUEST ? IWC_SEND_MPA_REQUEST : IWC_SEND_MPA_REPLY, false);
 }
 
+void run_v2_args(run *r, const iwc_step *s, iw_mpa_v2 *v2) {
+    uint64_t v;
+    if (run_arg_num(r, s, "p2p", &v))
+        v2->p2p = v != 0;
+    if (run_arg_num(r, s, "ird", &v))
+        v2->ird = (uint16_t)(v & 0x3FFF);
+    if (run_arg_num(r, s, "ord", &v))
+        v2->ord = (uint16_t)(v & 0x3FFF);
+    const iwc_arg *ra = iwc_step_arg(s, "rtr");
+    if (ra && ra->word) {
+        v2->rtr_send = strstr(ra->word, "send") != NULL;
+        v2->rtr_write = strstr(ra->word, "write") != NULL;
+        v2->rtr_read = strstr(ra->word, "read") != NULL;
+    }
+}
+
 /* send: mpa-request / mpa-reply with patches (startup: tcp). */
 void run_step_send_rr(run *r, const iwc_step *s) {
     iw_mpa_rr rr;
@@ -457,18 +473,7 @@ void run_step_send_rr(run *r, const iwc_step *s) {
         rr.s = v != 0;
     if (run_arg_num(r, s, "res", &v))
         rr.res = (uint8_t)(v & 0xF);
-    if (run_arg_num(r, s, "p2p", &v))
-        rr.v2.p2p = v != 0;
-    if (run_arg_num(r, s, "ird", &v))
-        rr.v2.ird = (uint16_t)(v & 0x3FFF);
-    if (run_arg_num(r, s, "ord", &v))
-        rr.v2.ord = (uint16_t)(v & 0x3FFF);
-    const iwc_arg *ra = iwc_step_arg(s, "rtr");
-    if (ra && ra->word) {
-        rr.v2.rtr_send = strstr(ra->word, "send") != NULL;
-        rr.v2.rtr_write = strstr(ra->word, "write") != NULL;
-        rr.v2.rtr_read = strstr(ra->word, "read") != NULL;
-    }
+    run_v2_args(r, s, &rr.v2);
     iwc_rr_mut mu = {NULL, -1, 0, NULL, 0};
     char key[IW_MPA_KEY_LEN + 1];
     const iwc_arg *ka = iwc_step_arg(s, "key");
