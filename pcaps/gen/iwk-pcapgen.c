@@ -1248,17 +1248,9 @@ static void sctp_packet(sctp_assoc *a, int from, uint32_t vtag, const uint8_t *c
     if (n > sizeof pkt - 32)
         die("sctp packet too large");
     conn *k = a->k;
-    uint8_t *ip = pkt, *sh = pkt + 20;
-    memset(pkt, 0, 32);
-    ip[0] = 0x45;
-    iw_pcapw_put16(ip + 2, (uint16_t)(32 + n));
-    iw_pcapw_put16(ip + 4, ++a->ipid[from]);
-    ip[6] = 0x40;
-    ip[8] = 64;
-    ip[9] = 132; /* SCTP */
-    memcpy(ip + 12, k->ip[from], 4);
-    memcpy(ip + 16, k->ip[!from], 4);
-    iw_pcapw_put16(ip + 10, iw_pcapw_csum(ip, 20, 0));
+    uint8_t *sh = pkt + 20;
+    iw_pcapw_ip4(pkt, k, from, 132 /* SCTP */, ++a->ipid[from], 12 + n);
+    memset(sh, 0, 12);
     iw_pcapw_put16(sh, k->port[from]);
     iw_pcapw_put16(sh + 2, k->port[!from]);
     iw_pcapw_put32(sh + 4, vtag);

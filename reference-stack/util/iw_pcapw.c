@@ -27,6 +27,26 @@ uint16_t iw_pcapw_csum(const uint8_t *p, size_t n, uint32_t sum) {
     return (uint16_t)~sum;
 }
 
+uint32_t iw_pcapw_ip4(uint8_t *ip, const iw_pcapw_conn *k, int from, uint8_t proto, uint16_t ipid,
+                      size_t l4_len) {
+    int s = from ? 1 : 0;
+    memset(ip, 0, 20);
+    ip[0] = 0x45;
+    iw_pcapw_put16(ip + 2, (uint16_t)(20 + l4_len));
+    iw_pcapw_put16(ip + 4, ipid);
+    ip[6] = 0x40; /* DF */
+    ip[8] = 64;
+    ip[9] = proto;
+    memcpy(ip + 12, k->ip[s], 4);
+    memcpy(ip + 16, k->ip[!s], 4);
+    iw_pcapw_put16(ip + 10, iw_pcapw_csum(ip, 20, 0));
+    /* The pseudo-header (RFC 768, RFC 793 §3.1), as 16-bit words. */
+    uint32_t sum = 0;
+    for (int i = 12; i < 20; i += 2)
+        sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+    return sum + proto + (uint32_t)l4_len;
+}
+
 size_t iw_pcapw_build(uint8_t *out, const iw_pcapw_conn *k, const iw_pcapw_tcp *t) {
     int s = t->from ? 1 : 0;
     bool v6ext = k->af == 6 && (t->shape & IW_PCAPW_V6EXT);
@@ -56,18 +76,12 @@ size_t iw_pcapw_build(uint8_t *out, const iw_pcapw_conn *k, const iw_pcapw_tcp *
     if (t->len)
         memcpy(th + thl, t->data, t->len);
     /* IP */
-    memset(ip, 0, iph);
+    uint32_t tl = (uint32_t)(thl + t->len);
+    uint32_t sum = 0;
     if (k->af == 4) {
-        ip[0] = 0x45;
-        iw_pcapw_put16(ip + 2, (uint16_t)(20 + thl + t->len));
-        iw_pcapw_put16(ip + 4, t->ipid);
-        ip[6] = 0x40; /* DF */
-        ip[8] = 64;
-        ip[9] = 6;
-        memcpy(ip + 12, k->ip[s], 4);
-        memcpy(ip + 16, k->ip[!s], 4);
-        iw_pcapw_put16(ip + 10, iw_pcapw_csum(ip, 20, 0));
+        sum = iw_pcapw_ip4(ip, k, s, 6, t->ipid, tl);
     } else {
+        memset(ip, 0, iph);
         ip[0] = 0x60;
         iw_pcapw_put16(ip + 4, (uint16_t)(iph - 40 + thl + t->len));
         ip[6] = v6ext ? 0 : 6; /* Hop-by-Hop, then Destination Options, then TCP */
@@ -83,28 +97,17 @@ size_t iw_pcapw_build(uint8_t *out, const iw_pcapw_conn *k, const iw_pcapw_tcp *
             ip[51] = 4;
         }
     }
-    /* TCP checksum over the pseudo-header */
-    uint8_t ph[40];
-    size_t phl;
-    uint32_t tl = (uint32_t)(thl + t->len);
-    if (k->af == 4) {
-        memcpy(ph, k->ip[s], 4);
-        memcpy(ph + 4, k->ip[!s], 4);
-        ph[8] = 0;
-        ph[9] = 6;
-        iw_pcapw_put16(ph + 10, (uint16_t)tl);
-        phl = 12;
-    } else {
+    /* TCP checksum over the pseudo-header (IPv4's from iw_pcapw_ip4) */
+    if (k->af == 6) {
+        uint8_t ph[40];
         memcpy(ph, k->ip[s], 16);
         memcpy(ph + 16, k->ip[!s], 16);
         iw_pcapw_put32(ph + 32, tl);
         memset(ph + 36, 0, 3);
         ph[39] = 6;
-        phl = 40;
+        for (size_t i = 0; i < sizeof ph; i += 2)
+            sum += (uint32_t)(ph[i] << 8 | ph[i + 1]);
     }
-    uint32_t sum = 0;
-    for (size_t i = 0; i < phl; i += 2)
-        sum += (uint32_t)(ph[i] << 8 | ph[i + 1]);
     iw_pcapw_put16(th + 16, iw_pcapw_csum(th, tl, sum));
     return iph + thl + t->len;
 }
@@ -113,26 +116,15 @@ void iw_pcapw_udp(iw_pcapw_conn *k, int from, const uint8_t *data, size_t len) {
     int s = from ? 1 : 0;
     if (k->af != 4 || len > IW_PCAPW_PAYLOAD_MAX)
         return;
-    uint8_t *ip = k->pkt, *uh = k->pkt + 20;
-    memset(ip, 0, 28);
-    ip[0] = 0x45;
-    iw_pcapw_put16(ip + 2, (uint16_t)(28 + len));
-    iw_pcapw_put16(ip + 4, (k->opts & IW_PCAPW_IPID_COUNT) ? ++k->ipid[s] : 0);
-    ip[6] = 0x40; /* DF */
-    ip[8] = 64;
-    ip[9] = 17; /* UDP */
-    memcpy(ip + 12, k->ip[s], 4);
-    memcpy(ip + 16, k->ip[!s], 4);
-    iw_pcapw_put16(ip + 10, iw_pcapw_csum(ip, 20, 0));
+    uint8_t *uh = k->pkt + 20;
+    uint32_t sum =
+        iw_pcapw_ip4(k->pkt, k, s, 17, (k->opts & IW_PCAPW_IPID_COUNT) ? ++k->ipid[s] : 0, 8 + len);
+    memset(uh, 0, 8);
     iw_pcapw_put16(uh, k->port[s]);
     iw_pcapw_put16(uh + 2, k->port[!s]);
     iw_pcapw_put16(uh + 4, (uint16_t)(8 + len));
     memcpy(uh + 8, data, len);
-    /* RFC 768: the checksum over the pseudo-header too; 0 means none. */
-    uint32_t sum = (uint32_t)(k->ip[s][0] << 8 | k->ip[s][1]) +
-                   (uint32_t)(k->ip[s][2] << 8 | k->ip[s][3]) +
-                   (uint32_t)(k->ip[!s][0] << 8 | k->ip[!s][1]) +
-                   (uint32_t)(k->ip[!s][2] << 8 | k->ip[!s][3]) + 17 + (uint32_t)(8 + len);
+    /* RFC 768: the checksum covers the pseudo-header; 0 means none. */
     uint16_t c = iw_pcapw_csum(uh, 8 + len, sum);
     iw_pcapw_put16(uh + 6, c ? c : 0xFFFF);
     k->sink(k->sink_ctx, 4, from, k->pkt, 28 + len);

@@ -87,6 +87,13 @@ typedef struct iw_pcapw_tcp {
  * addresses and ports of k only. */
 size_t iw_pcapw_build(uint8_t *out, const iw_pcapw_conn *k, const iw_pcapw_tcp *t);
 
+/* The 20-octet IPv4 header (DF, TTL 64) of a packet from side `from` of
+ * k carrying l4_len octets of protocol proto, written at ip; returns the
+ * pseudo-header's sum for the transport checksum (RFC 768, RFC 793), to
+ * pass to iw_pcapw_csum. */
+uint32_t iw_pcapw_ip4(uint8_t *ip, const iw_pcapw_conn *k, int from, uint8_t proto, uint16_t ipid,
+                      size_t l4_len);
+
 /* Zeroes k and sets af, the initial sequence numbers (next = isn) and
  * ack[] = the peer's isn + 1. Addresses, ports, opts, shape and the sink
  * are the caller's to fill in. */
