@@ -50,11 +50,10 @@ void iwc_sctp_abort(iwc_sctp *s) { (void)s; }
 #include <unistd.h>
 #include <usrsctp.h>
 
+#include "iw_usrsctp.h"
+
 #define DGRAM_MAX 65536
 #define MSG_MAX (1u << 20) /* a reassembled message larger than this is cut */
-/* Path MTU over UDP on a 1500-octet IPv4 path (RFC 6951 §5), fixed: no
- * PMTU discovery through the encapsulation. */
-#define PATH_MTU (1500 - 20 - 8)
 
 struct iwc_sctp {
     int fd;
@@ -85,33 +84,6 @@ static int out_packet(void *addr, void *buf, size_t len, uint8_t tos, uint8_t se
         s->h.pkt(s->h.ctx, 0, buf, len);
     (void)sendto(s->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&s->peer,
                  s->peer_len);
-    return 0;
-}
-
-static int sock_setup(struct socket *so) {
-    if (usrsctp_set_non_blocking(so, 1) < 0)
-        return -1;
-    /* RFC 5043 §5.1: the DDP Adaptation Layer Indication in our INIT or INIT-ACK. */
-    struct sctp_setadaptation ad = {.ssb_adaptation_ind = IW_SCTP_ADAPT_DDP};
-    int on = 1;
-    if (usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_ADAPTATION_LAYER, &ad, sizeof ad) < 0 ||
-        usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_RECVRCVINFO, &on, sizeof on) < 0 ||
-        usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_NODELAY, &on, sizeof on) < 0)
-        return -1;
-    struct sctp_paddrparams pp;
-    memset(&pp, 0, sizeof pp);
-    pp.spp_assoc_id = SCTP_FUTURE_ASSOC;
-    pp.spp_pathmtu = PATH_MTU;
-    pp.spp_flags = SPP_PMTUD_DISABLE;
-    if (usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &pp, sizeof pp) < 0)
-        return -1;
-    static const uint16_t events[] = {SCTP_ASSOC_CHANGE, SCTP_ADAPTATION_INDICATION,
-                                      SCTP_SHUTDOWN_EVENT};
-    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) {
-        struct sctp_event ev = {.se_assoc_id = SCTP_FUTURE_ASSOC, .se_type = events[i], .se_on = 1};
-        if (usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof ev) < 0)
-            return -1;
-    }
     return 0;
 }
 
@@ -188,7 +160,8 @@ int iwc_sctp_open(iwc_sctp **out, const char *host, uint16_t port, bool listen,
     s->tick_us = iwc_now_us();
     struct socket *so = usrsctp_socket(AF_CONN, SOCK_STREAM, IPPROTO_SCTP, NULL, NULL, 0, NULL);
     struct sockaddr_conn a = sconn(s, s->lport);
-    ok = so && sock_setup(so) == 0 && usrsctp_bind(so, (struct sockaddr *)&a, sizeof a) == 0;
+    ok = so && iw_usrsctp_ddp_setup(so, AF_INET) == 0 &&
+         usrsctp_bind(so, (struct sockaddr *)&a, sizeof a) == 0;
     if (ok && listen) {
         ok = usrsctp_listen(so, 1) == 0;
         s->ls = so;
@@ -209,24 +182,15 @@ int iwc_sctp_open(iwc_sctp **out, const char *host, uint16_t port, bool listen,
     return 0;
 }
 
-static void abort_sock(struct socket *so) {
-    struct linger lg = {1, 0}; /* SO_LINGER 0: an ABORT (RFC 4960 §9.1) */
-    usrsctp_setsockopt(so, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
-    usrsctp_close(so);
-}
-
 void iwc_sctp_close(iwc_sctp *s) {
     if (!s)
         return;
     if (s->so)
-        abort_sock(s->so);
+        iw_usrsctp_abort_close(s->so);
     if (s->ls)
         usrsctp_close(s->ls);
     usrsctp_deregister_address(s);
-    /* usrsctp_finish refuses while endpoints are still being freed, which
-     * its timers finish. */
-    for (int i = 0; i < 500 && usrsctp_finish() != 0; i++)
-        usrsctp_handle_timers(10);
+    (void)iw_usrsctp_finish(500, 10);
     close(s->fd);
     free(s->dgram);
     free(s->msg);
@@ -389,7 +353,7 @@ void iwc_sctp_shutdown(iwc_sctp *s) {
 
 void iwc_sctp_abort(iwc_sctp *s) {
     if (s->so) {
-        abort_sock(s->so);
+        iw_usrsctp_abort_close(s->so);
         s->so = NULL;
     }
     s->state = IWC_SCTP_ABORTED;

@@ -75,6 +75,8 @@ int iw_vsctp_qp_stats(const iw_qp *q, iw_sctp_conn_stats *out) {
 #include <unistd.h>
 #include <usrsctp.h>
 
+#include "iw_usrsctp.h"
+
 /* usrsctp 0.9.5 cannot say when its next timer is due: while an SCTP
  * socket exists, its timers run at least this often. */
 #define VS_TICK_MS 10
@@ -92,8 +94,7 @@ int iw_vsctp_qp_stats(const iw_qp *q, iw_sctp_conn_stats *out) {
  * common (12) and DATA chunk (16) headers, the DDP-SSN (2) and room for a
  * SACK chunk without gap blocks (16, RFC 4960 §3.3.4): 1426 over IPv4,
  * 1406 over IPv6. */
-#define VS_PATH_MTU(family) (1500 - ((family) == AF_INET6 ? 40 : 20) - 8)
-#define VS_SEG(family) (VS_PATH_MTU(family) - 12 - 16 - IW_SCTP_SSN_LEN - 16)
+#define VS_SEG(family) (IW_USRSCTP_PATH_MTU(family) - 12 - 16 - IW_SCTP_SSN_LEN - 16)
 #define VS_MAX_SEG VS_SEG(AF_INET) /* the larger: buffers are sized for it */
 /* Largest message a session takes or sends (a DDP Segment, or a Session
  * Control message with 512 octets of Private Data): iw_sctp_conn's out_cap. */
@@ -219,8 +220,7 @@ static void vs_unref(void) {
     /* Every socket is closed by now (aborted associations free at once);
      * usrsctp_finish refuses while an endpoint is still being freed, which
      * its timers finish. */
-    for (int i = 0; i < 1000 && usrsctp_finish() != 0; i++)
-        usrsctp_handle_timers(VS_TICK_MS);
+    (void)iw_usrsctp_finish(1000, VS_TICK_MS);
     free(vs.slots);
     free(vs.dgram);
     vs.slots = NULL;
@@ -328,48 +328,9 @@ static void vs_link_release(vs_link *k, iw_tstamp now) {
 
 /* ---- sockets ---- */
 
-static void vs_abort_close(struct socket *so) {
-    /* SO_LINGER 0: an ABORT now, and usrsctp frees the association at
-     * once rather than on timers (RFC 4960 §9.1). */
-    struct linger lg = {1, 0};
-    usrsctp_setsockopt(so, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
-    usrsctp_close(so);
-}
-
-static int vs_sock_setup(struct socket *so, int family) {
-    if (usrsctp_set_non_blocking(so, 1) < 0)
-        return IW_ERR_FATAL;
-    /* RFC 5043 §5.1, §11.1: the DDP Adaptation Layer Indication in our
-     * INIT or INIT-ACK. */
-    struct sctp_setadaptation ad = {.ssb_adaptation_ind = IW_SCTP_ADAPT_DDP};
-    int on = 1;
-    if (usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_ADAPTATION_LAYER, &ad, sizeof ad) < 0 ||
-        usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_RECVRCVINFO, &on, sizeof on) < 0 ||
-        /* §11.2: untagged messages SHOULD NOT wait for bundling. */
-        usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_NODELAY, &on, sizeof on) < 0)
-        return IW_ERR_FATAL;
-    /* A fixed path MTU (no PMTU discovery over UDP here), so each DDP
-     * segment is one DATA chunk in one datagram. */
-    struct sctp_paddrparams pp;
-    memset(&pp, 0, sizeof pp);
-    pp.spp_assoc_id = SCTP_FUTURE_ASSOC;
-    pp.spp_pathmtu = VS_PATH_MTU(family);
-    pp.spp_flags = SPP_PMTUD_DISABLE;
-    if (usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &pp, sizeof pp) < 0)
-        return IW_ERR_FATAL;
-    static const uint16_t events[] = {SCTP_ASSOC_CHANGE, SCTP_ADAPTATION_INDICATION,
-                                      SCTP_SENDER_DRY_EVENT, SCTP_SHUTDOWN_EVENT};
-    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) {
-        struct sctp_event ev = {.se_assoc_id = SCTP_FUTURE_ASSOC, .se_type = events[i], .se_on = 1};
-        if (usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof ev) < 0)
-            return IW_ERR_FATAL;
-    }
-    return 0;
-}
-
 static struct socket *vs_socket(int family) {
     struct socket *so = usrsctp_socket(AF_CONN, SOCK_STREAM, IPPROTO_SCTP, NULL, NULL, 0, NULL);
-    if (so && vs_sock_setup(so, family) < 0) {
+    if (so && iw_usrsctp_ddp_setup(so, family) < 0) {
         usrsctp_close(so);
         return NULL;
     }
@@ -444,7 +405,7 @@ static int vs_lost(iw_qp *q, iw_tstamp now) {
 static int vs_abort(iw_qp *q, iw_tstamp now) {
     struct vs_qp *s = q->sctp;
     if (s->so) {
-        vs_abort_close(s->so);
+        iw_usrsctp_abort_close(s->so);
         s->so = NULL;
     }
     return vs_lost(q, now);
@@ -715,7 +676,7 @@ void iw_vsctp_qp_destroy(iw_qp *q) {
     if (!s)
         return; /* never connected */
     if (s->so)
-        vs_abort_close(s->so);
+        iw_usrsctp_abort_close(s->so);
     vs_link_release(s->link, iw_verbs_now());
     iw_sctp_conn_del(s->sc);
     free(s);
@@ -787,7 +748,7 @@ static void vs_pending_drop(iw_listener *l, vs_pending *p, iw_tstamp now) {
     if (vl->tail == p)
         vl->tail = prev;
     l->n_pending--;
-    vs_abort_close(p->so);
+    iw_usrsctp_abort_close(p->so);
     vs_link_release(p->link, now);
     free(p);
 }
@@ -809,7 +770,7 @@ static void vs_listener_accept(iw_listener *l, iw_tstamp now) {
         if (k && !k->held && l->n_pending < l->max_pending && usrsctp_set_non_blocking(so, 1) == 0)
             p = calloc(1, sizeof *p);
         if (!p) {
-            vs_abort_close(so);
+            iw_usrsctp_abort_close(so);
             l->stats.refused++;
             continue;
         }
@@ -843,7 +804,7 @@ int iw_vsctp_accept(iw_listener *l, iw_qp *q) {
     free(p);
     int rc = vs_qp_attach(q, so, k, IW_ROLE_RESPONDER);
     if (rc < 0) {
-        vs_abort_close(so);
+        iw_usrsctp_abort_close(so);
         vs_link_release(k, now);
         return rc;
     }
