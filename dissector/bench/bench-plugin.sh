@@ -42,6 +42,15 @@
 # which waiting for a busy CPU does not inflate; wall time is printed too.
 # Output: per mode one `iwk_plugin_vs_builtin_MODE=RATIO` line (plugin CPU
 # time / built-in CPU time; the goal is <= 1.0), then the load average.
+#
+# Instructions: on a shared machine even CPU time moves by +-5% between
+# runs. With valgrind installed, each mode then runs once per side under
+# callgrind on a smaller capture of the same kind (IWK_BENCH_INSN_MB, default
+# 4; 0 skips this), and the instructions of the same run over its first
+# packet only (start-up: loading ~100 dissectors, preferences) are
+# subtracted. Output: `iwk_plugin_vs_builtin_MODE_insns=RATIO`, exact and
+# load-independent, but blind to memory effects (cache misses, page faults,
+# the kernel), which the CPU-time ratios include. About 6 minutes.
 set -euo pipefail
 build=${1:?usage: bench-plugin.sh BUILD_DIR [MEGABYTES] [RUNS]}
 mb=${2:-110}
@@ -134,3 +143,35 @@ mode verbose -V
 mode phs -q -z io,phs
 mode twopass -2
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+insn_mb=${IWK_BENCH_INSN_MB:-4}
+if [ "$insn_mb" = 0 ]; then exit 0; fi
+valgrind=$(command -v valgrind) || { echo "instructions: valgrind not installed, skipped"; exit 0; }
+"$build/dissector/iwk-pcapgen" --bench "$tmp/small.pcap" "$insn_mb" >/dev/null
+chmod a+r "$tmp/small.pcap"
+insns() { # plugin-dir tshark-args...: instructions callgrind counted
+  local dir=$1 n
+  shift
+  n=$(cd "$tmp" && "${run[@]}" env -i PATH=/usr/bin:/bin HOME="$tmp" WIRESHARK_PLUGIN_DIR="$dir" \
+    "$valgrind" --tool=callgrind --callgrind-out-file=/dev/null "$tshark" "$@" 2>&1 >/dev/null |
+    sed -n 's/.*Collected : *\([0-9]*\).*/\1/p')
+  [ -n "$n" ] || { echo "FAIL: callgrind counted nothing (tshark $*)" >&2; exit 1; }
+  echo "$n"
+}
+echo "instructions (callgrind, $(du -m "$tmp/small.pcap" | cut -f1) MB capture, start-up subtracted):"
+imode() { # name tshark-args...
+  local name=$1 side p="" b=""
+  shift
+  for side in plugins empty; do
+    local all first
+    all=$(insns "$tmp/$side" -r "$tmp/small.pcap" "$@")
+    first=$(insns "$tmp/$side" -r "$tmp/small.pcap" -c 1 "$@")
+    if [ "$side" = plugins ]; then p=$((all - first)); else b=$((all - first)); fi
+  done
+  echo "$name (tshark $*): plugin $p, built-in $b instructions"
+  awk -v n="$name" -v a="$p" -v b="$b" 'BEGIN { printf "iwk_plugin_vs_builtin_%s_insns=%.3f\n", n, a / b }'
+}
+imode summary
+imode verbose -V
+imode phs -q -z io,phs
+imode twopass -2
