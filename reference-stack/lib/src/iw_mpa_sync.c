@@ -20,6 +20,8 @@ typedef struct chain {
     unsigned n;     /* FPDUs in a row that pass */
     size_t span;    /* their wire octets */
     unsigned marks; /* markers inside them */
+    unsigned crcs;  /* of the first WEAK_MIN, those whose CRC verifies */
+    unsigned crcnz; /* ... and those whose CRC field is not zero */
     ch_end end;     /* why the chain stopped */
     bool exact;     /* CH_SHORT exactly at the end of the data */
 } chain;
@@ -30,6 +32,7 @@ typedef struct reading {
     bool fixed;   /* the only reading the configuration allows: nothing to rule out */
     bool pending; /* the first FPDU's header is not all here yet */
     bool dead;    /* the first FPDU cannot be DDP/RDMAP version 1 */
+    bool crc_off; /* CRCs are known to be off: their fields prove nothing */
     chain s, w;   /* strong (CRC) and weak (DDP/RDMAP sanity) chains */
 } reading;
 
@@ -116,6 +119,10 @@ static void walk(const uint8_t *b, size_t len, size_t c, reading *r, uint8_t *sc
         }
         if (w_alive) {
             if (sane) {
+                if (k < WEAK_MIN) {
+                    r->w.crcs += f.crc == IW_CRC_GOOD;
+                    r->w.crcnz += f.crc_wire != 0;
+                }
                 r->w.n++;
                 r->w.span += total;
                 r->w.marks += f.n_markers;
@@ -129,15 +136,30 @@ static void walk(const uint8_t *b, size_t len, size_t c, reading *r, uint8_t *sc
     }
 }
 
+/* A reading without CRCs, where no CRC verified, can still be a stream
+ * with CRCs whose first FPDUs were damaged (unless CRCs are known to be
+ * off). What tells them apart is what senders without CRCs write in the
+ * field: any value is allowed (RFC 5044 §4.1), but it is zero in practice,
+ * and a damaged FPDU's is zero about once in 2^32. With a field that is
+ * not zero, the reading must hold as far as a chain is followed
+ * (CH_LIMIT) instead. */
+static bool weak_unrefuted(const chain *ch, bool crc_off) {
+    return crc_off || (!ch->crcs && (!ch->crcnz || ch->end == CH_LIMIT));
+}
+
 static st judge(const reading *r, const chain *ch, bool weak, bool final) {
     if (r->dead)
         return ST_FAIL;
     if (r->pending)
         return final ? ST_FAIL : ST_UNDECIDED;
     bool more = ch->end == CH_SHORT && !final; /* the chain may still grow */
+    if (weak && ch->crcs && !r->crc_off)
+        return ST_FAIL; /* a CRC verified: the reading without CRCs is refuted */
     if (ch->n == 0)
         return more ? ST_UNDECIDED : ST_FAIL;
-    bool enough = !weak || ch->n >= WEAK_MIN || (final && ch->exact && ch->n >= WEAK_EXACT_MIN);
+    bool enough =
+        !weak || ((ch->n >= WEAK_MIN || (final && ch->exact && ch->n >= WEAK_EXACT_MIN)) &&
+                  weak_unrefuted(ch, r->crc_off));
     if (r->fixed) {
         /* A marker reading no marker confirmed yet: a broken chain speaks
          * against the grid position rather than for it. */
@@ -223,6 +245,7 @@ static iw_mpa_sync_status probe_at(const uint8_t *b, size_t len, bool final, siz
         }
     }
     for (int i = 0; i < n; i++) {
+        r[i].crc_off = cfg->crc == IW_DF_OFF;
         /* Cheap filter: DDP Control and RDMAP Control follow ULPDU_Length
          * and must carry version 1 in any FPDU we synchronise on. */
         int ddp = data_octet(b, len, c, r[i].m, r[i].pos, 2);
@@ -362,7 +385,8 @@ static bool marker_holds(const uint8_t *b, size_t len, const mcand *k, const iw_
     walk(b, len, k->c, &r, scratch);
     size_t need = k->g - k->c; /* the chain must reach past the naming marker */
     bool strong = r.s.n >= 1 && r.s.span > need;
-    bool marked = cfg->crc != IW_DF_ON && r.w.n >= 1 && r.w.span > need && r.w.marks >= 2;
+    bool marked = cfg->crc != IW_DF_ON && r.w.n >= 1 && r.w.span > need && r.w.marks >= 2 &&
+                  weak_unrefuted(&r.w, cfg->crc == IW_DF_OFF);
     if (!strong && !marked)
         return false;
     res->off = k->c;

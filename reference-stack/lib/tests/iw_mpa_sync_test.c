@@ -420,10 +420,69 @@ IW_TEST(test_sync_garbage_markers) {
     CHECK_EQ(found, 0);
 }
 
+/* A stream with CRCs whose first FPDUs are damaged reads like one without
+ * CRCs; the CRC fields tell them apart (what senders without CRCs write
+ * there is zero in practice). A reading without CRCs is taken from zero
+ * fields, or from fields that are not zero only when the chain holds as
+ * far as it is followed; and never once a CRC in it verifies. */
+static void damage_payloads(stream *s, size_t upto) {
+    for (size_t i = 0; i < upto; i++)
+        s->buf[s->starts[i] + 40] ^= 0x5a; /* past the headers, before any marker */
+}
+
+static void put_marked(stream *s, unsigned flags, unsigned count) {
+    memset(s, 0, sizeof *s);
+    s->flags = flags;
+    s->pos = 300;
+    put_fpdus(s, count, 600); /* at least one marker in each */
+}
+
+IW_TEST(test_sync_crc_field_evidence) {
+    static stream s;
+    iw_mpa_sync_res r;
+    /* Two FPDUs with CRCs, both damaged: no reading. */
+    put_marked(&s, IW_MPA_MARKERS | IW_MPA_CRC, 2);
+    damage_payloads(&s, 2);
+    CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_NONE);
+    CHECK_EQ(probe(&s, s.len, false, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_MORE);
+    /* The same without CRCs (fields zero): markers, CRCs off. */
+    put_marked(&s, IW_MPA_MARKERS, 2);
+    CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_FOUND);
+    CHECK(r.markers);
+    CHECK(!r.crc);
+    CHECK_EQ(r.off, 0);
+    /* Without CRCs, fields not zero: two FPDUs are not enough ... */
+    for (size_t i = 1; i <= s.n; i++)
+        s.buf[(i < s.n ? s.starts[i] : s.len) - 1] = 0x77;
+    CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_NONE);
+    /* (unless CRCs are known to be off: then the fields say nothing) */
+    CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_OFF, &r), IW_MPA_SYNC_FOUND);
+    CHECK_EQ(r.off, 0);
+    /* ... a chain followed to its limit is. */
+    put_marked(&s, IW_MPA_MARKERS, 9);
+    for (size_t i = 1; i <= s.n; i++)
+        s.buf[(i < s.n ? s.starts[i] : s.len) - 1] = 0x77;
+    CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_FOUND);
+    CHECK(r.markers);
+    CHECK(!r.crc);
+    CHECK_EQ(r.off, 0);
+    /* With CRCs and the first two damaged: the third, CRC verified, not a
+     * reading without CRCs from the first. */
+    put_marked(&s, IW_MPA_MARKERS | IW_MPA_CRC, 6);
+    damage_payloads(&s, 2);
+    CHECK_EQ(probe(&s, s.len, true, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_FOUND);
+    CHECK(r.crc);
+    CHECK(r.markers);
+    CHECK_EQ(r.off, s.starts[2]);
+    CHECK_EQ(probe(&s, s.len, false, s.starts, 1, IW_DF_AUTO, IW_DF_AUTO, &r), IW_MPA_SYNC_FOUND);
+    CHECK_EQ(r.off, s.starts[2]);
+}
+
 IW_TEST_MAIN("iw_mpa_sync", IW_CASE(test_sync_crc_no_markers),
              IW_CASE(test_sync_markers_every_phase), IW_CASE(test_sync_without_crc),
              IW_CASE(test_sync_random_octets),
              IW_CASE(test_sync_no_marker_verdict_from_one_segment),
              IW_CASE(test_sync_boundary_walk), IW_CASE(test_sync_after_gap_known_grid),
              IW_CASE(test_sync_marker_pointed), IW_CASE(test_sync_one_octet_segments),
-             IW_CASE(test_sync_single_marker_not_enough), IW_CASE(test_sync_garbage_markers))
+             IW_CASE(test_sync_single_marker_not_enough), IW_CASE(test_sync_garbage_markers),
+             IW_CASE(test_sync_crc_field_evidence))

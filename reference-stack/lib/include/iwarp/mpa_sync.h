@@ -31,6 +31,12 @@
  *           DDP/RDMAP with no verdict (or, when `final`, at least two that
  *           end exactly where the data ends), with the same marker rules.
  *
+ * A reading without CRC (weak, or marker below) also needs the CRC fields
+ * of its first four FPDUs: none may verify, and unless all are zero (what
+ * senders without CRCs write, though §4.1 allows any value) the chain must
+ * hold as far as it is followed. Otherwise a stream with CRCs whose first
+ * FPDUs were damaged would be read as one without.
+ *
  * Segments need not start at FPDUs (RFC 5044 §5.1, Appendix A.4), so
  * with markers possible the stream's own markers name candidates too:
  * every octet is read once as a marker at a grid position, and one whose
