@@ -181,9 +181,12 @@ static int conv_dir(const iwk_conv *c, const packet_info *pinfo) {
 }
 
 /* Generated iwk_mpa.stream: the TCP stream (tcp.stream) of this PDU. */
+/* The stream index is shown in the protocol line, which callers write;
+ * its field stays filterable without a line of its own under every FPDU. */
 static void add_stream(proto_tree *mt, tvbuff_t *tvb, const iwk_conv *c) {
     proto_item *si = proto_tree_add_uint(mt, hf_conv, tvb, 0, 0, c->index);
     proto_item_set_generated(si);
+    proto_item_set_hidden(si);
 }
 
 const guint8 *iwk_tvb_bytes(tvbuff_t *tvb, guint offset, guint *len) {
@@ -517,7 +520,7 @@ static void dissect_rr(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
         proto_item_append_text(bi, " (bad key)");
         proto_tree *bt = proto_item_add_subtree(bi, ett_rr);
         proto_tree_add_item(bt, hf_key, tvb, 0, IW_MPA_KEY_LEN, ENC_ASCII);
-        proto_item_append_text(ti, ", MPA frame with a bad key");
+        proto_item_append_text(ti, ", stream %u, MPA frame with a bad key", c->index);
         iwk_expert_verdict(pinfo, bi, &v);
         col_set_str(pinfo->cinfo, COL_PROTOCOL, "MPA");
         col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", "MPA frame [bad key]");
@@ -532,7 +535,8 @@ static void dissect_rr(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
     proto_item_set_generated(rri);
     proto_item *ri = proto_tree_add_uint(mt, hf_rr_type, tvb, 0, tvb_reported_length(tvb), rr.type);
     proto_tree *rt = proto_item_add_subtree(ri, ett_rr);
-    proto_item_append_text(ti, ", %s", val_to_str_const(rr.type, rr_type_vals, "MPA frame"));
+    proto_item_append_text(ti, ", stream %u, %s", c->index,
+                           val_to_str_const(rr.type, rr_type_vals, "MPA frame"));
     proto_tree_add_item(rt, hf_key, tvb, 0, IW_MPA_KEY_LEN, ENC_ASCII);
 
     /* Flags octet: composed from the decoded bits. */
@@ -707,10 +711,13 @@ static void dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iw
     guint wire = tvb_reported_length(tvb);
     proto_item *ti = proto_tree_add_item(tree, proto_iwk_mpa, tvb, 0, -1, ENC_NA);
     proto_tree *mt = proto_item_add_subtree(ti, ett_mpa);
-    proto_item_append_text(ti, ", FPDU");
     add_stream(mt, tvb, c);
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "iWARP");
+    /* Labels are formatted once each (-V formats every one of them): the
+     * protocol line gets the stream and ", FPDU" with its ULPDU length, or
+     * without. */
     if (tvb_captured_length(tvb) < wire) {
+        proto_item_append_text(ti, ", stream %u, FPDU", c->index);
         proto_tree_add_expert(mt, pinfo, &ei_truncated, tvb, 0, -1);
         col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", "FPDU [truncated in capture]");
         return;
@@ -723,12 +730,12 @@ static void dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iw
     iw_verdict v;
     iw_ssize r = iw_mpa_fpdu_decode(&f, p, wire, pd->pos, flags, scratch, wire, &v);
 
-    proto_item *fi = proto_tree_add_item(mt, hf_fpdu, tvb, 0, -1, ENC_NA);
-    proto_tree *ft = proto_item_add_subtree(fi, ett_fpdu);
     /* The direction's state, in the FPDU line; the fields stay filterable
      * but take no line each (-V prints them for every FPDU otherwise). */
-    proto_item_append_text(fi, " (grid position %u, markers %s, CRC %s)", pd->pos,
-                           pd->markers ? "on" : "off", pd->crc_on ? "on" : "off");
+    proto_item *fi = proto_tree_add_none_format(
+        mt, hf_fpdu, tvb, 0, -1, "FPDU (grid position %u, markers %s, CRC %s)", pd->pos,
+        pd->markers ? "on" : "off", pd->crc_on ? "on" : "off");
+    proto_tree *ft = proto_item_add_subtree(fi, ett_fpdu);
     proto_item *gi = proto_tree_add_uint(ft, hf_stream_pos, tvb, 0, 0, pd->pos);
     proto_item_set_generated(gi);
     proto_item_set_hidden(gi);
@@ -739,6 +746,7 @@ static void dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iw
     proto_item_set_generated(gi);
     proto_item_set_hidden(gi);
     if (r == IW_ERR_NEED_MORE || r == IW_ERR_NOBUF) {
+        proto_item_append_text(ti, ", stream %u, FPDU", c->index);
         proto_tree_add_expert(ft, pinfo, &ei_truncated, tvb, 0, -1);
         return;
     }
@@ -746,7 +754,7 @@ static void dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iw
     if (pd->markers && f.hdr_off)
         add_marker(ft, tvb, 0, &f, mv, pinfo);
     proto_tree_add_uint(ft, hf_ulpdu_len, tvb, (gint)f.hdr_off, IW_MPA_HDR_LEN, f.ulpdu_len);
-    proto_item_append_text(ti, ", ULPDU %u octets", f.ulpdu_len);
+    proto_item_append_text(ti, ", stream %u, FPDU, ULPDU %u octets", c->index, f.ulpdu_len);
     if (pd->markers)
         for (guint w = iw_mpa_marker_gap(pd->pos); w < wire; w += IW_MPA_MARKER_INTERVAL)
             if (w) /* w == 0 is the leading marker, added above */
@@ -773,18 +781,25 @@ static void dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iw
         pad_end -= IW_MPA_MARKER_LEN; /* §4.4: a marker right after the PAD */
     if (f.pad_len && !crc_split && pad_end >= f.pad_len)
         proto_tree_add_item(ft, hf_pad, tvb, pad_end - f.pad_len, f.pad_len, ENC_NA);
+    /* The status field: filterable always, a line of its own only where
+     * the CRC line does not already say "[correct]". */
     proto_item *ci;
-    if (!crc_split) {
+    if (!crc_split && !check) {
         ci = proto_tree_add_checksum(ft, tvb, crc_off, hf_crc, hf_crc_status, NULL, pinfo,
-                                     f.crc_calc, ENC_LITTLE_ENDIAN,
-                                     check ? PROTO_CHECKSUM_VERIFY : PROTO_CHECKSUM_NO_FLAGS);
+                                     f.crc_calc, ENC_LITTLE_ENDIAN, PROTO_CHECKSUM_NO_FLAGS);
     } else {
-        ci = proto_tree_add_uint(ft, hf_crc, tvb, crc_off, IW_MPA_CRC_LEN, f.crc_wire);
+        if (!crc_split)
+            ci = proto_tree_add_checksum(ft, tvb, crc_off, hf_crc, -1, NULL, pinfo, f.crc_calc,
+                                         ENC_LITTLE_ENDIAN, PROTO_CHECKSUM_VERIFY);
+        else
+            ci = proto_tree_add_uint(ft, hf_crc, tvb, crc_off, IW_MPA_CRC_LEN, f.crc_wire);
         proto_item *si = proto_tree_add_uint(ft, hf_crc_status, tvb, crc_off, 0,
                                              !check                 ? PROTO_CHECKSUM_E_UNVERIFIED
                                              : f.crc == IW_CRC_GOOD ? PROTO_CHECKSUM_E_GOOD
                                                                     : PROTO_CHECKSUM_E_BAD);
         proto_item_set_generated(si);
+        if (!crc_split && f.crc == IW_CRC_GOOD)
+            proto_item_set_hidden(si);
     }
     if (check && f.crc == IW_CRC_BAD) {
         proto_item_append_text(ci, " [calculated 0x%08x]", f.crc_calc);

@@ -929,7 +929,8 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, i
     di = add_ddp_hdr(tree, tvb, 0, &m.ddp, proto_iwk_ddp, ett_ddp, &ddp_own);
     proto_tree *dt = proto_item_get_subtree(di);
     /* The payload length in the DDP line, its field hidden (one line less
-     * per FPDU under -V); the message length, rarer, keeps its line. */
+     * per FPDU under -V); the message length gets a line where it says
+     * more than that, after earlier segments (MO > 0). */
     proto_item_append_text(di, ", payload %u octets", len - hl);
     proto_item *pl = proto_tree_add_uint(dt, hf_ddp_payload_len, tvb, hl, len - hl, len - hl);
     proto_item_set_generated(pl);
@@ -937,6 +938,8 @@ static void dissect_ulpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, i
     if (!m.ddp.tagged && m.ddp.last) {
         pl = proto_tree_add_uint(dt, hf_ddp_msg_len, tvb, 0, 0, m.ddp.mo + (len - hl));
         proto_item_set_generated(pl);
+        if (m.ddp.mo == 0)
+            proto_item_set_hidden(pl);
     }
 
     /* RDMAP: control octet, Invalidate STag, then the opcode's header. */
