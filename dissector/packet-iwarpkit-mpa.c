@@ -713,9 +713,8 @@ static void dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iw
     proto_tree *mt = proto_item_add_subtree(ti, ett_mpa);
     add_stream(mt, tvb, c);
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "iWARP");
-    /* Labels are formatted once each (-V formats every one of them): the
-     * protocol line gets the stream and ", FPDU" with its ULPDU length, or
-     * without. */
+    /* The protocol line: the stream, then ", FPDU" with its ULPDU length,
+     * or alone where the FPDU cannot be decoded. */
     if (tvb_captured_length(tvb) < wire) {
         proto_item_append_text(ti, ", stream %u, FPDU", c->index);
         proto_tree_add_expert(mt, pinfo, &ei_truncated, tvb, 0, -1);
