@@ -180,10 +180,13 @@ static int conv_dir(const iwk_conv *c, const packet_info *pinfo) {
     return (pinfo->srcport == c->port0 && addresses_equal(&pinfo->src, &c->addr0)) ? 0 : 1;
 }
 
-/* Generated iwk_mpa.stream: the TCP stream (tcp.stream) of this PDU. */
-/* The stream index is shown in the protocol line, which callers write;
- * its field stays filterable without a line of its own under every FPDU. */
-static void add_stream(proto_tree *mt, tvbuff_t *tvb, const iwk_conv *c) {
+/* Generated iwk_mpa.stream, the TCP stream (tcp.stream) of this PDU: in
+ * the protocol line ti with what the PDU is (one append, not two: under -V
+ * each is a formatting), its field filterable but without a line of its
+ * own under every FPDU. */
+static void add_stream(proto_item *ti, proto_tree *mt, tvbuff_t *tvb, const iwk_conv *c,
+                       const char *what) {
+    proto_item_append_text(ti, ", stream %u, %s", c->index, what);
     proto_item *si = proto_tree_add_uint(mt, hf_conv, tvb, 0, 0, c->index);
     proto_item_set_generated(si);
     proto_item_set_hidden(si);
@@ -513,14 +516,16 @@ static void dissect_rr(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
 
     proto_item *ti = proto_tree_add_item(tree, proto_iwk_mpa, tvb, 0, -1, ENC_NA);
     proto_tree *mt = proto_item_add_subtree(ti, ett_mpa);
-    add_stream(mt, tvb, c);
-    if (r == IW_ERR_PROTO && v.close == IW_CLOSE_MPA_BAD_KEY) {
+    gboolean bad_key = r == IW_ERR_PROTO && v.close == IW_CLOSE_MPA_BAD_KEY;
+    add_stream(ti, mt, tvb, c,
+               bad_key ? "MPA frame with a bad key"
+                       : val_to_str_const(rr.type, rr_type_vals, "MPA frame"));
+    if (bad_key) {
         /* Neither key: nothing after it means anything (§7.1.2 rule 5). */
         proto_item *bi = proto_tree_add_item(mt, hf_rr, tvb, 0, -1, ENC_NA);
         proto_item_append_text(bi, " (bad key)");
         proto_tree *bt = proto_item_add_subtree(bi, ett_rr);
         proto_tree_add_item(bt, hf_key, tvb, 0, IW_MPA_KEY_LEN, ENC_ASCII);
-        proto_item_append_text(ti, ", stream %u, MPA frame with a bad key", c->index);
         iwk_expert_verdict(pinfo, bi, &v);
         col_set_str(pinfo->cinfo, COL_PROTOCOL, "MPA");
         col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", "MPA frame [bad key]");
@@ -535,8 +540,6 @@ static void dissect_rr(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iwk_
     proto_item_set_generated(rri);
     proto_item *ri = proto_tree_add_uint(mt, hf_rr_type, tvb, 0, tvb_reported_length(tvb), rr.type);
     proto_tree *rt = proto_item_add_subtree(ri, ett_rr);
-    proto_item_append_text(ti, ", stream %u, %s", c->index,
-                           val_to_str_const(rr.type, rr_type_vals, "MPA frame"));
     proto_tree_add_item(rt, hf_key, tvb, 0, IW_MPA_KEY_LEN, ENC_ASCII);
 
     /* Flags octet: composed from the decoded bits. */
@@ -711,12 +714,9 @@ static void dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iw
     guint wire = tvb_reported_length(tvb);
     proto_item *ti = proto_tree_add_item(tree, proto_iwk_mpa, tvb, 0, -1, ENC_NA);
     proto_tree *mt = proto_item_add_subtree(ti, ett_mpa);
-    add_stream(mt, tvb, c);
+    add_stream(ti, mt, tvb, c, "FPDU");
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "iWARP");
-    /* The protocol line: the stream, then ", FPDU" with its ULPDU length,
-     * or alone where the FPDU cannot be decoded. */
     if (tvb_captured_length(tvb) < wire) {
-        proto_item_append_text(ti, ", stream %u, FPDU", c->index);
         proto_tree_add_expert(mt, pinfo, &ei_truncated, tvb, 0, -1);
         col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", "FPDU [truncated in capture]");
         return;
@@ -745,7 +745,6 @@ static void dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iw
     proto_item_set_generated(gi);
     proto_item_set_hidden(gi);
     if (r == IW_ERR_NEED_MORE || r == IW_ERR_NOBUF) {
-        proto_item_append_text(ti, ", stream %u, FPDU", c->index);
         proto_tree_add_expert(ft, pinfo, &ei_truncated, tvb, 0, -1);
         return;
     }
@@ -753,7 +752,7 @@ static void dissect_fpdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, iw
     if (pd->markers && f.hdr_off)
         add_marker(ft, tvb, 0, &f, mv, pinfo);
     proto_tree_add_uint(ft, hf_ulpdu_len, tvb, (gint)f.hdr_off, IW_MPA_HDR_LEN, f.ulpdu_len);
-    proto_item_append_text(ti, ", stream %u, FPDU, ULPDU %u octets", c->index, f.ulpdu_len);
+    proto_item_append_text(ti, ", ULPDU %u octets", f.ulpdu_len);
     if (pd->markers)
         for (guint w = iw_mpa_marker_gap(pd->pos); w < wire; w += IW_MPA_MARKER_INTERVAL)
             if (w) /* w == 0 is the leading marker, added above */
