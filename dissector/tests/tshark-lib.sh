@@ -50,6 +50,8 @@ iwk_tshark_setup() {
   fi
   envv=(env -i PATH=/usr/bin:/bin HOME="$tmp" LANG=C.UTF-8 TZ=UTC
         ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1)
+  # Stock tshark (ts_stock) loads no code of ours: no runtime to preload.
+  envv_stock=("${envv[@]}")
   if [ -n "${IWK_PRELOAD:-}" ]; then
     envv+=(LD_PRELOAD="$IWK_PRELOAD")
   fi
@@ -63,4 +65,4 @@ iwk_tshark_setup() {
 }
 
 ts() { (cd "$tmp" && "${run[@]}" "${envv[@]}" WIRESHARK_PLUGIN_DIR="$tmp/plugins" "$tshark" "$@"); }
-ts_stock() { (cd "$tmp" && "${run[@]}" "${envv[@]}" WIRESHARK_PLUGIN_DIR="$tmp/noplugins" "$tshark" "$@"); }
+ts_stock() { (cd "$tmp" && "${run[@]}" "${envv_stock[@]}" WIRESHARK_PLUGIN_DIR="$tmp/noplugins" "$tshark" "$@"); }
