@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Runs every test: a gcc build, then the same suite built with clang under
+# Runs every test: README command A (the main job, a gcc Release build),
+# the suite on that build, then the same suite built with clang under
 # AddressSanitizer + UndefinedBehaviorSanitizer, where leaks fail the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
