@@ -428,7 +428,7 @@ def sc_emfile(binary):
         c.close()
     r.close()
     r = runner_when_free(t)
-    check(True, "with descriptors back, a new runner is served")
+    check(r.rq(op="hello").get("ok"), "with descriptors back, a new runner is served")
     r.close()
     t.stop()
 
@@ -489,7 +489,7 @@ def sc_unread(binary):
     r.close()
     p.close()
     r = runner_when_free(t)
-    check(True, "the next runner is served")
+    check(r.rq(op="hello").get("ok"), "the next runner is served")
     r.close()
     t.stop()
 
