@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Installs what iwarpkit needs on Debian 12 (bookworm). Idempotent: apt runs
-# only when a package is missing, so repeated runs cost nothing.
+# Installs what iwarpkit needs on Debian 12 (bookworm), 13 (trixie) and
+# testing (forky). Idempotent: apt runs only when a package is missing, so
+# repeated runs cost nothing. Only names every release has: the compiler
+# runtimes come through llvm-defaults' metapackages (clang,
+# libclang-rt-dev), which pull that release's clang-N.
 #   scripts/deps.sh          build + test dependencies
 set -euo pipefail
 
 pkgs=(
   build-essential cmake pkg-config   # the build
-  clang-14 clang libclang-rt-14-dev  # second compiler; ASan/UBSan/libFuzzer runtimes
+  clang libclang-rt-dev              # second compiler; ASan/UBSan/libFuzzer runtimes
   libisal-dev                        # ISA-L crc32_iscsi: the CRC benchmark's baseline
   libpcap-dev                        # pcap output (runner) and pcap input (iwarp-decode)
   libusrsctp-dev                     # user-space SCTP: the verbs binding's SCTP transport (RFC 5043)

@@ -24,7 +24,7 @@ printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n);\n%s\n' \
   'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }' \
   > "$probe.c"
 clang -fsanitize=fuzzer "$probe.c" -o "$probe" 2>/dev/null ||
-  skip "clang's libFuzzer runtime is missing (apt-get install libclang-rt-14-dev)"
+  skip "clang's libFuzzer runtime is missing (apt-get install libclang-rt-dev)"
 
 ln -s "$srcdir" "$scratch/src/iwarpkit"
 export SRC=$scratch/src OUT=$scratch/out WORK=$scratch/work
